@@ -1,0 +1,108 @@
+#include "nodeprobe/fs_root.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace nodeprobe {
+
+FsRoot::FsRoot(std::string root) : root_(std::move(root)) {
+  while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+std::string FsRoot::resolve(const std::string& path) const { return root_ + path; }
+
+std::optional<std::string> FsRoot::read(const std::string& path) const {
+  // Plain read(2): /proc and /sys files report size 0, so no stat-based sizing.
+  const int fd = ::open(resolve(path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > (64u << 20)) break;  // never slurp something huge by mistake
+  }
+  ::close(fd);
+  return out;
+}
+
+std::optional<std::string> FsRoot::read_line(const std::string& path) const {
+  auto s = read(path);
+  if (!s) return std::nullopt;
+  const auto nl = s->find('\n');
+  return trim(nl == std::string::npos ? *s : s->substr(0, nl));
+}
+
+std::optional<long long> FsRoot::read_int(const std::string& path) const {
+  auto s = read_line(path);
+  if (!s || s->empty()) return std::nullopt;
+  const auto tok = split_ws(*s);
+  if (tok.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(tok[0].c_str(), &end, 10);
+  if (errno != 0 || end == tok[0].c_str() || *end != '\0') {
+    // Values above LLONG_MAX (e.g. shmmax 18446744073692774399) saturate.
+    if (errno == ERANGE) return v;
+    return std::nullopt;
+  }
+  return v;
+}
+
+bool FsRoot::exists(const std::string& path) const {
+  struct stat st {};
+  return ::stat(resolve(path).c_str(), &st) == 0;
+}
+
+std::vector<std::string> FsRoot::list_dir(const std::string& path) const {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(resolve(path).c_str());
+  if (!d) return out;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string FsRoot::why_unreadable(const std::string& real_path) {
+  const int fd = ::open(real_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return "unreadable";
+  }
+  return std::strerror(errno);
+}
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\r\n\v\f";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+}  // namespace nodeprobe

@@ -1,0 +1,26 @@
+// nodeprobe: the runner. One subcommand per file: an options struct, a setup
+// function and a run function (after CLI11's subcom_in_files example).
+#include <iostream>
+
+#include "accept.h"
+#include "nodeprobe/probe_main.h"
+#include "nodeprobe/status.h"
+
+int main(int argc, char** argv) {
+  using namespace nodeprobe;
+  CLI::App app{"nodeprobe: benchmark and diagnostics for GPU training nodes", "nodeprobe"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(kVersion) + " (" + kGitDescribe + ")");
+
+  diag::AcceptOptions accept;
+  CLI::App* accept_cmd = diag::setup_accept(app, accept);
+
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  try {
+    if (accept_cmd->parsed()) return diag::run_accept(accept, argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "nodeprobe: " << e.what() << "\n";
+    return exit_code::kError;
+  }
+  return exit_code::kUsage;
+}

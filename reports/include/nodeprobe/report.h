@@ -1,0 +1,124 @@
+#pragma once
+/// The report model: plain aggregates mirroring the JSON contract of
+/// ../shared/DESIGN.md ("Report contract"). JSON conversion lives in
+/// report_json.h; the JSON Schema is reports/schema/report.schema.json.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nodeprobe/status.h"
+
+namespace nodeprobe {
+
+/// Ordered keys so reports read in contract order and diff cleanly.
+using Json = nlohmann::ordered_json;
+
+/// Schema identifier written into and required from every report.
+inline constexpr const char* kReportSchema = "nodeprobe.report/1";
+inline constexpr int kReportSchemaMajor = 1;
+
+enum class Better { kHigher, kLower, kUnknown };
+enum class Severity { kInfo, kWarn, kError, kUnknown };
+
+/// Sample statistics of repeated measurements.
+struct Stats {
+  std::size_t n = 0;
+  double median = 0, mean = 0, min = 0, max = 0, p5 = 0, p95 = 0, stddev = 0;
+};
+
+/// One measured number. Parameters go into labels, never into the name.
+struct Metric {
+  std::string name;
+  double value = 0;
+  std::string unit;
+  Better better = Better::kHigher;
+  std::map<std::string, std::string> labels;
+  std::optional<Stats> stats;
+};
+
+/// One judged item: observed vs expected, a status and the exact fix.
+struct Check {
+  std::string id;
+  Status status = Status::kPass;
+  std::string observed;
+  std::string expected;
+  std::string fix;      ///< exact remedy (sysctl.d / limits.d line, command); empty when passing
+  std::string finding;  ///< finding id this check raises when not passing (may be empty)
+  std::string detail;   ///< e.g. the active verification's result
+};
+
+/// One probe's result.
+struct ProbeResult {
+  std::string name;
+  Status status = Status::kSkip;
+  std::string reason;  ///< required for skip / error / timeout
+  double duration_s = 0;
+  Json config = Json::object();
+  std::vector<Metric> metrics;
+  std::vector<Check> checks;
+  Json data = Json::object();  ///< probe-specific structured data (matrices, per-rank rows, ...)
+};
+
+struct Evidence {
+  std::string source;  ///< file, command or probe the text came from
+  long line = 0;       ///< 1-based line number, 0 when not applicable
+  std::string text;
+};
+
+/// A diagnosis: a stable id from the finding vocabulary plus evidence and remedy.
+struct Finding {
+  std::string id;
+  Severity severity = Severity::kWarn;
+  std::string title;
+  std::vector<Evidence> evidence;
+  std::vector<std::string> remedy;
+  std::vector<std::string> refs;
+  std::string probe;  ///< probe that raised it (empty for log-derived findings)
+  long count = 1;     ///< repeats folded into this finding
+  std::string first_seen, last_seen;
+  Json facts = Json::object();
+};
+
+struct ToolInfo {
+  std::string name, version, git;
+};
+
+struct RunInfo {
+  std::string id, label;
+  std::vector<std::string> argv;
+  std::string started, finished;  ///< ISO 8601 UTC
+};
+
+struct HostInfo {
+  std::string hostname, kernel, os, instance_type, cpu_model;
+  int cpus = 0;
+  long long memory_bytes = 0;
+  Json gpus = Json::array();
+  std::string driver, cuda_runtime, nccl, libfabric, mpi;
+  std::map<std::string, std::string> env;  ///< allowlisted prefixes only
+};
+
+struct Report {
+  std::string schema = kReportSchema;
+  ToolInfo tool;
+  RunInfo run;
+  HostInfo host;
+  std::vector<ProbeResult> probes;
+  std::vector<Finding> findings;
+  Status verdict = Status::kSkip;
+};
+
+std::string_view to_string(Better b);
+Better better_from_string(std::string_view s);
+std::string_view to_string(Severity s);
+Severity severity_from_string(std::string_view s);
+
+/// The verdict of a report: aggregate of probe statuses, raised by findings of
+/// severity error (-> fail) or warn (-> warn at least).
+Status compute_verdict(const Report& r);
+
+}  // namespace nodeprobe

@@ -1,0 +1,311 @@
+#include "nodeprobe/report_json.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+namespace nodeprobe {
+namespace {
+
+// Numbers may be null in foreign or hand-edited files (nlohmann writes NaN as
+// null); read them as NaN rather than failing the whole report.
+double num(const Json& j, const char* key, double dflt = 0) {
+  auto it = j.find(key);
+  if (it == j.end()) return dflt;
+  if (it->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return it->get<double>();
+}
+
+std::string str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  return it->get<std::string>();
+}
+
+template <typename T>
+void opt_vec(const Json& j, const char* key, std::vector<T>& out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) out = it->get<std::vector<T>>();
+}
+
+Json object_or_empty(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Json::object();
+  return *it;
+}
+
+std::map<std::string, std::string> str_map(const Json& j, const char* key) {
+  std::map<std::string, std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  for (const auto& [k, v] : it->items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  return out;
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(Better b) {
+  switch (b) {
+    case Better::kHigher: return "higher";
+    case Better::kLower: return "lower";
+    case Better::kUnknown: break;
+  }
+  return "unknown";
+}
+Better better_from_string(std::string_view s) {
+  if (s == "higher") return Better::kHigher;
+  if (s == "lower") return Better::kLower;
+  return Better::kUnknown;
+}
+std::string_view to_string(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarn: return "warn";
+    case Severity::kError: return "error";
+    case Severity::kUnknown: break;
+  }
+  return "unknown";
+}
+Severity severity_from_string(std::string_view s) {
+  if (s == "info") return Severity::kInfo;
+  if (s == "warn") return Severity::kWarn;
+  if (s == "error") return Severity::kError;
+  return Severity::kUnknown;
+}
+
+Status compute_verdict(const Report& r) {
+  std::vector<Status> all;
+  for (const auto& p : r.probes) all.push_back(p.status);
+  for (const auto& f : r.findings) {
+    if (f.severity == Severity::kError) all.push_back(Status::kFail);
+    if (f.severity == Severity::kWarn) all.push_back(Status::kWarn);
+  }
+  return aggregate(all);
+}
+
+void to_json(Json& j, const Stats& v) {
+  j = Json{{"n", v.n},       {"median", v.median}, {"mean", v.mean}, {"min", v.min},
+           {"max", v.max},   {"p5", v.p5},         {"p95", v.p95},   {"stddev", v.stddev}};
+}
+void from_json(const Json& j, Stats& v) {
+  v.n = j.at("n").get<std::size_t>();
+  v.median = num(j, "median");
+  v.mean = num(j, "mean", v.median);
+  v.min = num(j, "min");
+  v.max = num(j, "max");
+  v.p5 = num(j, "p5", v.min);
+  v.p95 = num(j, "p95", v.max);
+  v.stddev = num(j, "stddev");
+}
+
+void to_json(Json& j, const Metric& v) {
+  j = Json{{"name", v.name}, {"value", v.value}, {"unit", v.unit},
+           {"better", to_string(v.better)}, {"labels", v.labels}};
+  if (v.stats) j["stats"] = *v.stats;
+}
+void from_json(const Json& j, Metric& v) {
+  v.name = j.at("name").get<std::string>();
+  v.value = num(j, "value");
+  v.unit = str(j, "unit");
+  v.better = better_from_string(str(j, "better"));
+  v.labels = str_map(j, "labels");
+  if (auto it = j.find("stats"); it != j.end() && !it->is_null()) v.stats = it->get<Stats>();
+}
+
+void to_json(Json& j, const Check& v) {
+  j = Json{{"id", v.id},
+           {"status", to_string(v.status)},
+           {"observed", v.observed},
+           {"expected", v.expected},
+           {"fix", v.fix}};
+  if (!v.finding.empty()) j["finding"] = v.finding;
+  if (!v.detail.empty()) j["detail"] = v.detail;
+}
+void from_json(const Json& j, Check& v) {
+  v.id = j.at("id").get<std::string>();
+  v.status = status_from_string(j.at("status").get<std::string>());
+  v.observed = str(j, "observed");
+  v.expected = str(j, "expected");
+  v.fix = str(j, "fix");
+  v.finding = str(j, "finding");
+  v.detail = str(j, "detail");
+}
+
+void to_json(Json& j, const ProbeResult& v) {
+  j = Json{{"name", v.name},         {"status", to_string(v.status)}, {"reason", v.reason},
+           {"duration_s", v.duration_s}, {"config", v.config},        {"metrics", v.metrics},
+           {"checks", v.checks}};
+  if (!v.data.empty()) j["data"] = v.data;
+}
+void from_json(const Json& j, ProbeResult& v) {
+  v.name = j.at("name").get<std::string>();
+  v.status = status_from_string(j.at("status").get<std::string>());
+  v.reason = str(j, "reason");
+  v.duration_s = num(j, "duration_s");
+  v.config = object_or_empty(j, "config");
+  opt_vec(j, "metrics", v.metrics);
+  opt_vec(j, "checks", v.checks);
+  v.data = object_or_empty(j, "data");
+}
+
+void to_json(Json& j, const Evidence& v) {
+  j = Json{{"source", v.source}, {"line", v.line}, {"text", v.text}};
+}
+void from_json(const Json& j, Evidence& v) {
+  v.source = str(j, "source");
+  v.line = j.value("line", 0L);
+  v.text = str(j, "text");
+}
+
+void to_json(Json& j, const Finding& v) {
+  j = Json{{"id", v.id},         {"severity", to_string(v.severity)}, {"title", v.title},
+           {"evidence", v.evidence}, {"remedy", v.remedy},          {"refs", v.refs}};
+  if (!v.probe.empty()) j["probe"] = v.probe;
+  if (v.count != 1) j["count"] = v.count;
+  if (!v.first_seen.empty()) j["first_seen"] = v.first_seen;
+  if (!v.last_seen.empty()) j["last_seen"] = v.last_seen;
+  if (!v.facts.empty()) j["facts"] = v.facts;
+}
+void from_json(const Json& j, Finding& v) {
+  v.id = j.at("id").get<std::string>();
+  v.severity = severity_from_string(str(j, "severity"));
+  v.title = str(j, "title");
+  opt_vec(j, "evidence", v.evidence);
+  opt_vec(j, "remedy", v.remedy);
+  opt_vec(j, "refs", v.refs);
+  v.probe = str(j, "probe");
+  v.count = j.value("count", 1L);
+  v.first_seen = str(j, "first_seen");
+  v.last_seen = str(j, "last_seen");
+  v.facts = object_or_empty(j, "facts");
+}
+
+void to_json(Json& j, const ToolInfo& v) {
+  j = Json{{"name", v.name}, {"version", v.version}, {"git", v.git}};
+}
+void from_json(const Json& j, ToolInfo& v) {
+  v.name = str(j, "name");
+  v.version = str(j, "version");
+  v.git = str(j, "git");
+}
+
+void to_json(Json& j, const RunInfo& v) {
+  j = Json{{"id", v.id},           {"label", v.label},       {"argv", v.argv},
+           {"started", v.started}, {"finished", v.finished}};
+}
+void from_json(const Json& j, RunInfo& v) {
+  v.id = str(j, "id");
+  v.label = str(j, "label");
+  opt_vec(j, "argv", v.argv);
+  v.started = str(j, "started");
+  v.finished = str(j, "finished");
+}
+
+void to_json(Json& j, const HostInfo& v) {
+  j = Json{{"hostname", v.hostname},
+           {"kernel", v.kernel},
+           {"os", v.os},
+           {"instance_type", v.instance_type},
+           {"cpu_model", v.cpu_model},
+           {"cpus", v.cpus},
+           {"memory", v.memory_bytes},
+           {"gpus", v.gpus},
+           {"driver", v.driver},
+           {"cuda_runtime", v.cuda_runtime},
+           {"nccl", v.nccl},
+           {"libfabric", v.libfabric},
+           {"mpi", v.mpi},
+           {"env", v.env}};
+}
+void from_json(const Json& j, HostInfo& v) {
+  v.hostname = str(j, "hostname");
+  v.kernel = str(j, "kernel");
+  v.os = str(j, "os");
+  v.instance_type = str(j, "instance_type");
+  v.cpu_model = str(j, "cpu_model");
+  v.cpus = j.value("cpus", 0);
+  v.memory_bytes = j.value("memory", 0LL);
+  auto it = j.find("gpus");
+  v.gpus = (it == j.end() || it->is_null()) ? Json::array() : *it;
+  v.driver = str(j, "driver");
+  v.cuda_runtime = str(j, "cuda_runtime");
+  v.nccl = str(j, "nccl");
+  v.libfabric = str(j, "libfabric");
+  v.mpi = str(j, "mpi");
+  v.env = str_map(j, "env");
+}
+
+void to_json(Json& j, const Report& v) {
+  j = Json{{"schema", v.schema}, {"tool", v.tool},         {"run", v.run},
+           {"host", v.host},     {"probes", v.probes},     {"findings", v.findings},
+           {"verdict", to_string(v.verdict)}};
+}
+void from_json(const Json& j, Report& v) {
+  v.schema = j.at("schema").get<std::string>();
+  v.tool = j.at("tool").get<ToolInfo>();
+  v.run = j.at("run").get<RunInfo>();
+  v.host = j.at("host").get<HostInfo>();
+  v.probes = j.at("probes").get<std::vector<ProbeResult>>();
+  opt_vec(j, "findings", v.findings);
+  v.verdict = status_from_string(j.at("verdict").get<std::string>());
+}
+
+Report parse_report(const std::string& text, const std::string& origin) {
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ReportError(origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  if (!j.is_object()) throw ReportError(origin + ": not a nodeprobe report (top level is not an object)");
+  auto it = j.find("schema");
+  if (it == j.end() || !it->is_string())
+    throw ReportError(origin + ": not a nodeprobe report (no \"schema\" field)");
+  const std::string schema = it->get<std::string>();
+  const std::string prefix = "nodeprobe.report/";
+  if (schema.rfind(prefix, 0) != 0)
+    throw ReportError(origin + ": not a nodeprobe report (schema \"" + schema + "\")");
+  const std::string major = schema.substr(prefix.size(), schema.find('.', prefix.size()) - prefix.size());
+  if (major != std::to_string(kReportSchemaMajor))
+    throw ReportError(origin + ": report schema " + schema + " is not supported; this build reads " +
+                      kReportSchema);
+  try {
+    return j.get<Report>();
+  } catch (const nlohmann::json::exception& e) {
+    throw ReportError(origin + ": malformed report: " + one_line(e.what()));
+  }
+}
+
+Report load_report(const std::string& path) {
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ReportError(path + ": cannot open: " + std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) throw ReportError(path + ": read error");
+    text = ss.str();
+  }
+  if (text.empty()) throw ReportError((path == "-" ? "stdin" : path) + ": empty file");
+  return parse_report(text, path == "-" ? "stdin" : path);
+}
+
+std::string dump_report(const Report& r) {
+  Json j = r;
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace nodeprobe
