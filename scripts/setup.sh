@@ -57,9 +57,11 @@ APT_REQUIRED=(build-essential g++ cmake ninja-build pkg-config git nlohmann-json
 APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libre2-dev libpcre2-dev
   liburing-dev zlib1g-dev libvalijson-dev)
 
-DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake ninja-build pkgconf-pkg-config git json-devel cli11-devel
-  gtest-devel gmock-devel google-benchmark-devel iproute procps-ng)
-DNF_OPTIONAL=(openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel)
+DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake pkgconf-pkg-config git iproute procps-ng)
+# json/CLI11/gtest/benchmark from EPEL when there; CMake fetches pinned
+# releases when they are missing or too old (RHEL 8's EPEL).
+DNF_OPTIONAL=(ninja-build json-devel cli11-devel gtest-devel gmock-devel google-benchmark-devel
+  openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel)
 
 install_apt() {
   local missing=() opt_missing=() p
@@ -139,6 +141,19 @@ if [[ $deps == 1 ]]; then
 fi
 enable_toolchains
 [[ $build == 1 ]] || exit 0
+
+# CMake >= 3.20 is required; RHEL 8.4 and older ship 3.18: take one from PyPI.
+cmake_ok() {
+  local v
+  v=$(cmake --version 2>/dev/null | awk 'NR==1 {print $3}') || return 1
+  [[ -n $v ]] && [[ $(printf '%s\n3.20\n' "$v" | sort -V | head -1) == 3.20 ]]
+}
+if ! cmake_ok; then
+  log "cmake >= 3.20 not found; installing it from PyPI into $build_dir/.cmake-venv"
+  python3 -m venv "$build_dir/.cmake-venv" && "$build_dir/.cmake-venv/bin/pip" install -q 'cmake>=3.20' \
+    || die "need cmake >= 3.20 (dnf install cmake, or pip install cmake)"
+  export PATH="$build_dir/.cmake-venv/bin:$PATH"
+fi
 
 generator=()
 command -v ninja >/dev/null 2>&1 && [[ ! -f $build_dir/Makefile ]] && generator=(-G Ninja)
