@@ -152,49 +152,56 @@ TrainData make_train_data(const TrainConfig& cfg) {
 
 std::vector<double> train_reference(const TrainConfig& cfg, const TrainData& d) {
   const auto B = static_cast<size_t>(cfg.batch), I = static_cast<size_t>(cfg.in),
-             O = static_cast<size_t>(cfg.out);
-  std::vector<double> w(d.w.begin(), d.w.end()), b(d.b.begin(), d.b.end());
-  std::vector<double> y(B * O), gw(O * I), gb(O);
-  std::vector<double> losses;
+             O = static_cast<size_t>(cfg.out), steps = static_cast<size_t>(cfg.steps);
+  // Each output neuron's weights, bias and loss evolve independently of the
+  // others (the loss is a sum over outputs), so neurons train in parallel.
+  std::vector<double> xt(B * I);  // x row-major (features contiguous) for the gradient
+  for (size_t n = 0; n < B; ++n)
+    for (size_t i = 0; i < I; ++i) xt[n * I + i] = static_cast<double>(d.x[i * B + n]);
+  std::vector<double> loss_by_output(O * (steps + 1));
   const double scale = 2.0 / static_cast<double>(B * O);  // d(mean squared error)/dy
-  for (int step = 0; step <= cfg.steps; ++step) {
-    // Forward: y = x w^T + b, column-major (batch fastest).
-    for (size_t o = 0; o < O; ++o) std::fill(&y[o * B], &y[o * B] + B, b[o]);
-    for (size_t i = 0; i < I; ++i) {
-      const float* xi = &d.x[i * B];
-      for (size_t o = 0; o < O; ++o) {
-        const double wv = w[i * O + o];
-        double* yo = &y[o * B];
-        for (size_t n = 0; n < B; ++n) yo[n] += wv * static_cast<double>(xi[n]);
+  const double lr = cfg.lr;
+  auto train_outputs = [&](size_t o0, size_t o1) {
+    std::vector<double> w(I), gw(I), r(B);
+    for (size_t o = o0; o < o1; ++o) {
+      for (size_t i = 0; i < I; ++i) w[i] = static_cast<double>(d.w[i * O + o]);
+      double b = static_cast<double>(d.b[o]);
+      for (size_t step = 0; step <= steps; ++step) {
+        // Forward: r = x w_o + b - t_o.
+        for (size_t n = 0; n < B; ++n) r[n] = b - static_cast<double>(d.t[o * B + n]);
+        for (size_t i = 0; i < I; ++i) {
+          const float* xi = &d.x[i * B];
+          const double wi = w[i];
+          for (size_t n = 0; n < B; ++n) r[n] += wi * static_cast<double>(xi[n]);
+        }
+        double loss = 0, gb = 0;
+        for (size_t n = 0; n < B; ++n) {
+          loss += r[n] * r[n];
+          gb += r[n];
+        }
+        loss_by_output[o * (steps + 1) + step] = loss;
+        if (step == steps) break;
+        // Backward and SGD: gw = scale r^T x, gb = scale r^T 1.
+        std::fill(gw.begin(), gw.end(), 0.0);
+        for (size_t n = 0; n < B; ++n) {
+          const double rn = r[n];
+          const double* xn = &xt[n * I];
+          for (size_t i = 0; i < I; ++i) gw[i] += rn * xn[i];
+        }
+        for (size_t i = 0; i < I; ++i) w[i] -= lr * scale * gw[i];
+        b -= lr * scale * gb;
       }
     }
-    double loss = 0;
-    for (size_t e = 0; e < B * O; ++e) {
-      y[e] -= static_cast<double>(d.t[e]);  // y now holds the residual r = y - t
-      loss += y[e] * y[e];
-    }
-    losses.push_back(loss / static_cast<double>(B * O));
-    if (step == cfg.steps) break;
-    // Backward: gw = scale * r^T x, gb = scale * r^T 1; SGD update.
-    for (size_t o = 0; o < O; ++o) {
-      const double* ro = &y[o * B];
-      double s = 0;
-      for (size_t n = 0; n < B; ++n) s += ro[n];
-      gb[o] = scale * s;
-    }
-    for (size_t i = 0; i < I; ++i) {
-      const float* xi = &d.x[i * B];
-      for (size_t o = 0; o < O; ++o) {
-        const double* ro = &y[o * B];
-        double s = 0;
-        for (size_t n = 0; n < B; ++n) s += ro[n] * static_cast<double>(xi[n]);
-        gw[i * O + o] = scale * s;
-      }
-    }
-    const double lr = cfg.lr;
-    for (size_t e = 0; e < O * I; ++e) w[e] -= lr * gw[e];
-    for (size_t o = 0; o < O; ++o) b[o] -= lr * gb[o];
-  }
+  };
+  const size_t threads = std::max<size_t>(1, std::min<size_t>({16, O, std::thread::hardware_concurrency()}));
+  std::vector<std::thread> pool;
+  const size_t chunk = (O + threads - 1) / threads;
+  for (size_t o0 = 0; o0 < O; o0 += chunk) pool.emplace_back(train_outputs, o0, std::min(O, o0 + chunk));
+  for (auto& t : pool) t.join();
+  std::vector<double> losses(steps + 1, 0.0);
+  for (size_t o = 0; o < O; ++o)
+    for (size_t step = 0; step <= steps; ++step) losses[step] += loss_by_output[o * (steps + 1) + step];
+  for (double& l : losses) l /= static_cast<double>(B * O);
   return losses;
 }
 

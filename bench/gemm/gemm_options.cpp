@@ -39,6 +39,7 @@ std::string validate(const GemmOptions& o) {
   if (o.verify_size < 16 || o.verify_size > 4096 || o.verify_size % 16 != 0)
     return "--verify-size must be a multiple of 16 in [16, 4096]";
   if (o.slow_pct < 0 || o.slow_pct > 100) return "--slow-pct must be in [0, 100]";
+  if (o.expect_gpus < -1) return "--expect-gpus must be 0 or more";
   if (o.conv_batch < 1 || o.conv_batch > 1024) return "--conv-batch must be in [1, 1024]";
   for (int d : o.devices)
     if (d < 0) return "--devices: " + std::to_string(d) + " is not a device index";

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   std::string profile = "quick";
   std::vector<int> devices, sizes;
   std::vector<std::string> precisions, skip;
-  int reps = 0, warmup = -1, verify_size = 0, expect_gpus = -1, conv_batch = 0, train_steps = 0;
+  int reps = -1, warmup = -1, verify_size = -1, expect_gpus = -1, conv_batch = -1, train_steps = -1;
   double slow_pct = 0;
   std::string expect;
   app.add_option("--profile", profile, "quick (default) or full: sets sizes and repetitions")
@@ -54,11 +54,11 @@ int main(int argc, char** argv) {
         opt.precisions.push_back(*parsed);
       }
     }
-    if (reps > 0) opt.reps = reps;
+    if (reps >= 0) opt.reps = reps;
     if (warmup >= 0) opt.warmup = warmup;
-    if (verify_size > 0) opt.verify_size = verify_size;
-    if (conv_batch > 0) opt.conv_batch = conv_batch;
-    if (train_steps > 0) opt.train_cfg.steps = train_steps;
+    if (verify_size >= 0) opt.verify_size = verify_size;
+    if (conv_batch >= 0) opt.conv_batch = conv_batch;
+    if (train_steps >= 0) opt.train_cfg.steps = train_steps;
     opt.devices = devices;
     opt.expect_gpus = expect_gpus;
     opt.expect_instance = expect;
