@@ -1,5 +1,10 @@
 #include "cuda_common.h"
 
+// cublasGetStatusName/String arrived with cuBLAS 11.6 (CUDA 11.4 update 2).
+#if defined(CUBLAS_VER_MAJOR) && (CUBLAS_VER_MAJOR > 11 || (CUBLAS_VER_MAJOR == 11 && CUBLAS_VER_MINOR >= 6))
+#define NP_HAVE_CUBLAS_STATUS_NAME 1
+#endif
+
 namespace nodeprobe::gemm::cuda {
 
 void throw_cuda(cudaError_t rc, const char* call, const char* file, int line) {
@@ -7,7 +12,7 @@ void throw_cuda(cudaError_t rc, const char* call, const char* file, int line) {
 }
 
 std::string cublas_status_name(cublasStatus_t rc) {
-#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600
+#ifdef NP_HAVE_CUBLAS_STATUS_NAME
   return cublasGetStatusName(rc);
 #else
   return "CUBLAS_STATUS_" + std::to_string(static_cast<int>(rc));
@@ -15,7 +20,7 @@ std::string cublas_status_name(cublasStatus_t rc) {
 }
 
 void throw_cublas(cublasStatus_t rc, const char* call, const char* file, int line) {
-#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 11600
+#ifdef NP_HAVE_CUBLAS_STATUS_NAME
   const std::string text = cublasGetStatusString(rc);
 #else
   const std::string text;

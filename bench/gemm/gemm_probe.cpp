@@ -207,7 +207,20 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
   const bool nvml_list = inv.loaded;
   if (!nvml_list) host_gpus_ = Json::array();
   for (int dev = 0; dev < env.device_count; ++dev) {
-    const DeviceInfo info = backend_.device_info(dev);
+    DeviceInfo info;
+    try {
+      info = backend_.device_info(dev);
+    } catch (const std::exception& e) {
+      // A GPU that cannot even report its properties (fallen off the bus,
+      // Xid 79) fails; the others are still tested.
+      add_check(r, "gpu" + std::to_string(dev) + ".info", Status::kFail, e.what(),
+                "device properties readable",
+                "`nvidia-smi -q -i " + std::to_string(dev) + "`, `dmesg | grep -i xid`; reset the GPU "
+                "or stop/start the instance",
+                "gpu.xid");
+      names.push_back("(unreadable)");
+      continue;
+    }
     if (!nvml_list) {
       names.push_back(info.name);
       host_gpus_.push_back({{"index", dev}, {"name", info.name}, {"uuid", info.uuid},

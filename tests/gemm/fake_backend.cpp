@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "nodeprobe/error.h"
 
@@ -64,6 +65,9 @@ std::vector<std::pair<std::string, std::string>> FakeBackend::library_versions()
 
 DeviceInfo FakeBackend::device_info(int dev) {
   const FakeGpu& g = gpus.at(static_cast<std::size_t>(dev));
+  if (g.info_fails)
+    throw_api_error("cuda", 999, "cudaErrorUnknown", "unknown error", "cudaGetDeviceProperties(&p, dev)",
+                    __FILE__, __LINE__);
   DeviceInfo d;
   d.index = dev;
   d.name = g.name;
@@ -121,14 +125,18 @@ Timing FakeBackend::time_conv(int dev, const ConvShape& shape, Precision, ConvPa
   if (g.oom_conv)
     throw_api_error("cuda", 2, "cudaErrorMemoryAllocation", "out of memory", "cudaMalloc(&p, n)",
                     __FILE__, __LINE__);
+  if (g.no_stem_algo && shape.c == 3)
+    throw std::runtime_error("cuDNN forward: no algorithm ran: CUDNN_STATUS_NOT_SUPPORTED");
   Timing t;
   t.seconds = constant(static_cast<std::size_t>(reps), shape.flops() / (g.conv_tflops * 1e12));
   t.algo = "IMPLICIT_PRECOMP_GEMM";
   return t;
 }
 
-ConvOutputs FakeBackend::run_conv(int, const ConvShape& sh, Precision p, const std::vector<float>& x,
+ConvOutputs FakeBackend::run_conv(int dev, const ConvShape& sh, Precision p, const std::vector<float>& x,
                                   const std::vector<float>& w, const std::vector<float>& dy) {
+  if (gpus.at(static_cast<std::size_t>(dev)).no_stem_algo && sh.c == 3)
+    throw std::runtime_error("cuDNN forward: no algorithm ran: CUDNN_STATUS_NOT_SUPPORTED");
   const Layout l = p == Precision::kFp32 ? Layout::kNchw : Layout::kNhwc;
   ConvOutputs o;
   o.y = rounded(p, conv_forward_ref(sh, l, x, w));

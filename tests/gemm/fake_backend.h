@@ -23,6 +23,8 @@ struct FakeGpu {
   bool corrupt_gemm = false;  // one wrong element in every verification GEMM
   bool flat_loss = false;     // the training loss does not fall
   bool oom_conv = false;      // cuDNN runs out of memory
+  bool no_stem_algo = false;  // cuDNN has no algorithm for 3-channel inputs
+  bool info_fails = false;    // the GPU cannot report its properties (off the bus)
 };
 
 class FakeBackend final : public GpuBackend {

@@ -204,6 +204,37 @@ TEST(GemmProbe, SectionErrorsAreContained) {
   EXPECT_EQ(run.r.status, Status::kError);
 }
 
+TEST(GemmProbe, LayerCudnnCannotRunIsSkippedNotFatal) {
+  FakeBackend b;
+  b.gpus.resize(1);
+  b.gpus[0].no_stem_algo = true;
+  GemmOptions o = small_options();
+  o.gemm = o.memory = o.train = false;
+  const ProbeRun run = run_probe(b, o);
+  EXPECT_EQ(status_of(run.r, "gpu0.conv.conv1_7x7.fp16.forward"), "skip");
+  EXPECT_EQ(metrics(run.r, "conv.tflops", {{"layer", "conv1_7x7"}}), 0u);
+  EXPECT_EQ(metrics(run.r, "conv.tflops", {{"layer", "res2_3x3"}}), 3u * 3u);
+  const Check* v = check(run.r, "gpu0.conv.verify.fp16");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->status, Status::kSkip);  // partly verified: not a pass
+  EXPECT_NE(v->detail.find("not verified"), std::string::npos);
+  EXPECT_EQ(run.r.status, Status::kPass);  // skips do not fail the node
+}
+
+TEST(GemmProbe, UnreadableGpuFailsOthersStillRun) {
+  FakeBackend b;
+  b.gpus[0].info_fails = true;
+  GemmOptions o = small_options();
+  o.conv = o.memory = o.train = false;
+  const ProbeRun run = run_probe(b, o);
+  const Check* c = check(run.r, "gpu0.info");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kFail);
+  EXPECT_EQ(c->finding, "gpu.xid");
+  EXPECT_EQ(status_of(run.r, "gpu1.gemm.verify.bf16"), "pass");
+  EXPECT_EQ(run.r.status, Status::kFail);
+}
+
 TEST(GemmProbe, NearDeadlineSkipsSections) {
   FakeBackend b;
   const ProbeRun run = run_probe(b, small_options(), "/nonexistent/libnvml.so", /*deadline=*/3);
