@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "instance_types.h"
 #include "judge.h"
@@ -254,22 +255,29 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
       {"conv", opt_.conv ? run_conv_section : nullptr},
       {"memory", opt_.memory ? run_memory_section : nullptr},
       {"train", opt_.train ? run_train_section : nullptr}};
+  // A section starts only when it can finish before the deadline: at least
+  // kMinSectionSeconds, and 1.5 x what it took on the previous GPU. A deadline
+  // hit mid-section would leave a report without this probe's results.
+  std::map<std::string, double> took;
   for (DeviceRun& d : runs) {
     if (d.nvml_index >= 0) inventory_checks(r, d, inv.gpus[static_cast<std::size_t>(d.nvml_index)]);
     for (const auto& [name, fn] : sections) {
       if (!fn) continue;
-      if (ctx.remaining_s() < kMinSectionSeconds) {
+      const double need = std::max(kMinSectionSeconds, 1.5 * took[name]);
+      if (ctx.remaining_s() < need) {
         add_check(r, check_id(d, name), Status::kSkip, "not run", "run",
                   "raise the deadline (--timeout) or use --profile quick")
             .detail = "skipped: the deadline was near";
         continue;
       }
       ctx.debug("gpu " + d.label() + ": " + name);
+      const double t0 = ctx.clock.now_s();
       try {
         fn(senv, d);
       } catch (const std::exception& e) {
         record_section_error(senv, d, name, e);
       }
+      took[name] = ctx.clock.now_s() - t0;
     }
   }
   outlier_checks(r, runs);

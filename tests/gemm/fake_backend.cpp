@@ -91,6 +91,7 @@ std::string FakeBackend::unsupported_reason(int dev, Precision p) {
 Timing FakeBackend::time_gemm(int dev, const GemmRequest& req, const std::vector<std::uint8_t>&,
                               const std::vector<std::uint8_t>&, const std::function<void()>& while_busy) {
   ++time_gemm_calls;
+  if (clock) clock->advance(seconds_per_gemm);
   const double tf = gpus.at(static_cast<std::size_t>(dev)).tflops.at(req.precision);
   if (while_busy) while_busy();
   Timing t;

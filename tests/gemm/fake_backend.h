@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu_backend.h"
+#include "nodeprobe/clock.h"
 
 namespace nodeprobe::gemm::testing {
 
@@ -34,6 +35,8 @@ class FakeBackend final : public GpuBackend {
   bool kernels = true;
   bool cudnn = true;
   int time_gemm_calls = 0;
+  FakeClock* clock = nullptr;      // when set, each timed GEMM advances it...
+  double seconds_per_gemm = 0;     // ...by this much (wall time of a sweep step)
 
   FakeBackend();
   CudaEnv query_env() override;

@@ -39,6 +39,7 @@ ProbeRun run_probe(FakeBackend& b, const GemmOptions& o, const std::string& nvml
               double deadline = 0, HostInfo host = {}) {
   const FsRoot fs("/");
   FakeClock clock;
+  b.clock = &clock;
   std::ostringstream log;
   ProbeContext ctx{fs, clock, log, false, deadline, &host};
   GemmProbe probe(b, o, nvml);
@@ -242,6 +243,21 @@ TEST(GemmProbe, NearDeadlineSkipsSections) {
   EXPECT_EQ(status_of(run.r, "gpu1.train"), "skip");
   EXPECT_EQ(status_of(run.r, "gpu.p2p"), "skip");
   EXPECT_EQ(b.time_gemm_calls, 0);
+}
+
+TEST(GemmProbe, SectionThatCannotFinishBeforeTheDeadlineIsSkipped) {
+  FakeBackend b;
+  b.seconds_per_gemm = 5;  // 5 precisions x 2 sizes: the gemm section takes 50 s
+  GemmOptions o = small_options();
+  o.conv = o.memory = o.p2p = false;
+  const ProbeRun run = run_probe(b, o, "/nonexistent/libnvml.so", /*deadline=*/100);
+  EXPECT_EQ(status_of(run.r, "gpu0.gemm.verify.bf16"), "pass");
+  // 50 s left, 1.5 x 50 s needed: GPU 1's sweep would not finish.
+  const Check* c = check(run.r, "gpu1.gemm");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kSkip);
+  EXPECT_EQ(status_of(run.r, "gpu1.train.loss_falls"), "pass");  // quick sections still run
+  EXPECT_EQ(b.time_gemm_calls, 10);
 }
 
 TEST(GemmProbe, OlderGpusSkipWhatTheyLack) {
