@@ -117,6 +117,9 @@ class Pass {
         NP_CUDA_CHECK(cudaStreamSynchronize(s));
         return;
       } catch (const ApiError& e) {
+        // cuDNN refusing this algorithm: try the next. A CUDA fault is the
+        // GPU's, not the algorithm's: let it surface.
+        if (e.info().api != "cudnn") throw;
         last_error = e.what();
       }
     }

@@ -93,12 +93,25 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
     const double peak = d.spec ? peak_tflops(*d.spec, p) : 0;
     double tflops_at_max = 0;
     NvmlSample busy;
+    bool unsupported = false;
     for (int size : o.sizes) {
       GemmRequest req{p, size, size, size, o.warmup, o.reps};
       const bool sample_now = size == max_size && d.nvml_index >= 0;
-      const Timing t = env.backend.time_gemm(d.dev, req, inputs.first, inputs.second, [&] {
-        if (sample_now) busy = env.nvml.sample(static_cast<unsigned>(d.nvml_index));
-      });
+      Timing t;
+      try {
+        t = env.backend.time_gemm(d.dev, req, inputs.first, inputs.second, [&] {
+          if (sample_now) busy = env.nvml.sample(static_cast<unsigned>(d.nvml_index));
+        });
+      } catch (const ApiError& e) {
+        // This cuBLAS has no kernel for the precision on this GPU (e.g. FP8 on
+        // an L4 with CUDA 11.8): a skip for the precision, not a broken GPU.
+        if (e.info().code_name != "CUBLAS_STATUS_NOT_SUPPORTED") throw;
+        add_check(env.r, check_id(d, "gemm." + pn), Status::kSkip, "not supported", pn + " GEMM")
+            .detail = e.what();
+        rows.push_back({{"precision", pn}, {"skipped", e.what()}});
+        unsupported = true;
+        break;
+      }
       const double flops = 2.0 * size * static_cast<double>(size) * size;
       std::vector<double> tf;
       for (double s : t.seconds) tf.push_back(flops / s / 1e12);
@@ -115,6 +128,7 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
       rows.push_back(row);
       if (size == max_size) tflops_at_max = median;
     }
+    if (unsupported) continue;
     largest[pn] = tflops_at_max;
 
     // Verification after timing: a smaller GEMM against the CPU reference.

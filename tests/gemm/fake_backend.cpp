@@ -92,6 +92,9 @@ Timing FakeBackend::time_gemm(int dev, const GemmRequest& req, const std::vector
                               const std::vector<std::uint8_t>&, const std::function<void()>& while_busy) {
   ++time_gemm_calls;
   if (clock) clock->advance(seconds_per_gemm);
+  if (gpus.at(static_cast<std::size_t>(dev)).no_kernel.count(req.precision))
+    throw_api_error("cublas", 15, "CUBLAS_STATUS_NOT_SUPPORTED", "the functionality requested is not supported",
+                    "cublasLtMatmulAlgoGetHeuristic (no algorithm)", __FILE__, __LINE__);
   const double tf = gpus.at(static_cast<std::size_t>(dev)).tflops.at(req.precision);
   if (while_busy) while_busy();
   Timing t;

@@ -26,6 +26,7 @@ struct FakeGpu {
   bool oom_conv = false;      // cuDNN runs out of memory
   bool no_stem_algo = false;  // cuDNN has no algorithm for 3-channel inputs
   bool info_fails = false;    // the GPU cannot report its properties (off the bus)
+  std::set<Precision> no_kernel;  // cuBLASLt has no algorithm for these
 };
 
 class FakeBackend final : public GpuBackend {

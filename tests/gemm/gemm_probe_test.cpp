@@ -278,6 +278,26 @@ TEST(GemmProbe, OlderGpusSkipWhatTheyLack) {
   EXPECT_FALSE(run.r.data.contains("p2p"));  // one GPU
 }
 
+TEST(GemmProbe, PrecisionCublasCannotRunIsSkipped) {
+  FakeBackend b;
+  b.gpus.resize(1);
+  b.gpus[0].name = "NVIDIA L4";
+  b.gpus[0].cc_major = 8;
+  b.gpus[0].cc_minor = 9;
+  b.gpus[0].no_kernel = {Precision::kFp8};
+  GemmOptions o = small_options();
+  o.conv = o.memory = o.train = false;
+  const ProbeRun run = run_probe(b, o);
+  const Check* c = check(run.r, "gpu0.gemm.fp8");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kSkip);
+  EXPECT_NE(c->detail.find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos);
+  EXPECT_EQ(check(run.r, "gpu0.gemm.verify.fp8"), nullptr);
+  EXPECT_EQ(metrics(run.r, "gemm.speedup_vs_fp32", {{"precision", "fp8"}}), 0u);
+  EXPECT_EQ(status_of(run.r, "gpu0.gemm.verify.bf16"), "pass");
+  EXPECT_EQ(run.r.status, Status::kPass);
+}
+
 TEST(GemmProbe, UnknownGpuGetsTflopsWithoutJudgement) {
   FakeBackend b;
   b.gpus.resize(1);
