@@ -123,6 +123,21 @@ if(NOT NODEPROBE_WITH_CUDA STREQUAL "OFF")
 endif()
 np_resolve(CUDA _cuda_found "${_cuda_detail}")
 
+# ---- nvcc: only nodeprobe's own kernels need it (the CUDA libraries do not) ---
+np_option(NVCC "nvcc for nodeprobe's CUDA kernels")
+set(_nvcc_found FALSE)
+set(_nvcc_detail "nvcc not found (hint: CUDACXX or CMAKE_CUDA_COMPILER)")
+if(NODEPROBE_HAVE_CUDA AND NOT NODEPROBE_WITH_NVCC STREQUAL "OFF" AND CMAKE_CUDA_COMPILER)
+  include(CudaArchitectures)
+  enable_language(CUDA)
+  set(_nvcc_found TRUE)
+  string(REPLACE ";" " " _np_arch_text "${CMAKE_CUDA_ARCHITECTURES}")
+  set(_nvcc_detail "${CMAKE_CUDA_COMPILER_VERSION}, architectures ${_np_arch_text}")
+elseif(NOT NODEPROBE_HAVE_CUDA)
+  set(_nvcc_detail "needs CUDA")
+endif()
+np_resolve(NVCC _nvcc_found "${_nvcc_detail}")
+
 # ---- cuDNN -------------------------------------------------------------------
 np_option(CUDNN "cuDNN")
 set(_cudnn_found FALSE)

@@ -38,6 +38,7 @@ const std::vector<FindingKind>& finding_vocabulary() {
       {"probe.crash", "A probe crashed", Severity::kError},
       // Added after the first vocabulary (add, never rename).
       {"limits.nproc", "Process/thread limit (nproc) below recommendation", Severity::kWarn},
+      {"gpu.ecc_errors", "GPU memory errors: uncorrectable ECC, pending or failed row remapping", Severity::kError},
   };
   return v;
 }

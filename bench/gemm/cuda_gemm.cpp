@@ -1,0 +1,158 @@
+// GEMM through cuBLASLt: C (m x n) = A^T (m x k) * B (k x n), the "TN" layout
+// (the only one cuBLASLt supports for FP8, and cuBLAS's fastest in general),
+// FP32 accumulation, the heuristic's first algorithm with a 32 MiB workspace.
+#include <cstdio>
+
+#include "cuda_backend.h"
+
+namespace nodeprobe::gemm::cuda {
+namespace {
+
+// NVIDIA recommends 32 MiB of cuBLASLt workspace on Hopper (less suffices before).
+constexpr std::size_t kWorkspace = 32u << 20;
+
+struct Types {
+  cudaDataType_t ab, c;
+  cublasComputeType_t compute;
+};
+
+Types types_for(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    case Precision::kTf32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+    case Precision::kFp16: return {CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F};
+    case Precision::kBf16: return {CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case Precision::kFp8:
+#if CUDART_VERSION >= 11080
+      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+#else
+      break;
+#endif
+  }
+  throw std::logic_error("precision not supported by this build");
+}
+
+/// A prepared cuBLASLt matmul (descriptors, layouts, the chosen algorithm).
+class LtPlan {
+ public:
+  LtPlan(cublasLtHandle_t lt, Precision p, int m, int n, int k) : lt_(lt) {
+    const Types t = types_for(p);
+    NP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, t.compute, CUDA_R_32F));
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    NP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    NP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    const auto M = static_cast<std::uint64_t>(m), N = static_cast<std::uint64_t>(n),
+               K = static_cast<std::uint64_t>(k);
+    NP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, t.ab, K, M, static_cast<std::int64_t>(K)));
+    NP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, t.ab, K, N, static_cast<std::int64_t>(K)));
+    NP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&c_, t.c, M, N, static_cast<std::int64_t>(M)));
+    cublasLtMatmulPreference_t pref = nullptr;
+    NP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    const std::uint64_t ws = kWorkspace;
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
+    cublasStatus_t rc = cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    if (rc == CUBLAS_STATUS_SUCCESS)
+      rc = cublasLtMatmulAlgoGetHeuristic(lt_, op_, a_, b_, c_, c_, pref, 1, &result, &returned);
+    cublasLtMatmulPreferenceDestroy(pref);
+    NP_CUBLAS_CHECK(rc);
+    if (returned == 0)
+      throw_cublas(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulAlgoGetHeuristic (no algorithm)",
+                   __FILE__, __LINE__);
+    algo_ = result.algo;
+    workspace_ = result.workspaceSize;
+  }
+  ~LtPlan() {
+    if (c_) cublasLtMatrixLayoutDestroy(c_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (op_) cublasLtMatmulDescDestroy(op_);
+  }
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+
+  void run(const void* a, const void* b, void* c, void* ws, cudaStream_t s) const {
+    const float alpha = 1.0f, beta = 0.0f;
+    NP_CUBLAS_CHECK(cublasLtMatmul(lt_, op_, &alpha, a, a_, b, b_, &beta, c, c_, c, c_, &algo_,
+                                   ws, workspace_, s));
+  }
+  std::size_t workspace() const { return workspace_; }
+  std::string describe() const {
+    int id = -1, tile = -1, splitk = -1, stages = -1;
+    cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, nullptr);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, nullptr);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk, sizeof splitk, nullptr);
+    cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages, nullptr);
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "cublasLt algo %d tile %d splitK %d stages %d", id, tile,
+                  splitk, stages);
+    return buf;
+  }
+
+ private:
+  cublasLtHandle_t lt_;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+  std::size_t workspace_ = 0;
+};
+
+std::size_t elems(int x, int y) { return static_cast<std::size_t>(x) * static_cast<std::size_t>(y); }
+
+void check_inputs(Precision p, int m, int n, int k, const std::vector<std::uint8_t>& a,
+                  const std::vector<std::uint8_t>& b) {
+  if (a.size() < elems(k, m) * input_bytes(p) || b.size() < elems(k, n) * input_bytes(p))
+    throw std::invalid_argument("GEMM inputs smaller than the problem");
+}
+
+}  // namespace
+
+Timing CudaBackend::time_gemm(int dev, const GemmRequest& req, const std::vector<std::uint8_t>& a,
+                              const std::vector<std::uint8_t>& b,
+                              const std::function<void()>& while_busy) {
+  check_inputs(req.precision, req.m, req.n, req.k, a, b);
+  DeviceScope scope(dev);
+  DeviceHandles& h = handles(dev);
+  const std::size_t ib = input_bytes(req.precision);
+  DeviceBuffer da = upload(a.data(), elems(req.k, req.m) * ib);
+  DeviceBuffer db = upload(b.data(), elems(req.k, req.n) * ib);
+  DeviceBuffer dc(elems(req.m, req.n) * output_bytes(req.precision));
+  DeviceBuffer ws(kWorkspace);
+  const LtPlan plan(h.lt, req.precision, req.m, req.n, req.k);
+  for (int i = 0; i < req.warmup; ++i) plan.run(da.get(), db.get(), dc.get(), ws.get(), h.stream);
+  EventPairs ev(static_cast<std::size_t>(req.reps));
+  for (std::size_t i = 0; i < static_cast<std::size_t>(req.reps); ++i) {
+    ev.start(i, h.stream);
+    plan.run(da.get(), db.get(), dc.get(), ws.get(), h.stream);
+    ev.stop(i, h.stream);
+  }
+  if (while_busy) while_busy();
+  Timing t;
+  t.seconds = ev.seconds();
+  t.algo = plan.describe();
+  t.workspace = plan.workspace();
+  return t;
+}
+
+std::vector<std::uint8_t> CudaBackend::run_gemm(int dev, Precision p, int m, int n, int k,
+                                                const std::vector<std::uint8_t>& a,
+                                                const std::vector<std::uint8_t>& b) {
+  check_inputs(p, m, n, k, a, b);
+  DeviceScope scope(dev);
+  DeviceHandles& h = handles(dev);
+  DeviceBuffer da = upload(a.data(), elems(k, m) * input_bytes(p));
+  DeviceBuffer db = upload(b.data(), elems(k, n) * input_bytes(p));
+  DeviceBuffer dc(elems(m, n) * output_bytes(p));
+  DeviceBuffer ws(kWorkspace);
+  // Poison the output so a GEMM that silently writes nothing cannot pass.
+  NP_CUDA_CHECK(cudaMemsetAsync(dc.get(), 0xff, dc.size(), h.stream));
+  const LtPlan plan(h.lt, p, m, n, k);
+  plan.run(da.get(), db.get(), dc.get(), ws.get(), h.stream);
+  std::vector<std::uint8_t> out(dc.size());
+  NP_CUDA_CHECK(cudaMemcpyAsync(out.data(), dc.get(), out.size(), cudaMemcpyDeviceToHost, h.stream));
+  NP_CUDA_CHECK(cudaStreamSynchronize(h.stream));
+  return out;
+}
+
+}  // namespace nodeprobe::gemm::cuda

@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "gpu_specs.h"
+#include "instance_types.h"
+
+namespace nodeprobe::gemm {
+namespace {
+
+std::string model_of(const char* name) {
+  const GpuSpec* s = find_gpu_spec(name);
+  return s ? std::string(s->model) : "none";
+}
+
+TEST(GpuSpecs, RealDeviceNamesMapToTheRightModel) {
+  EXPECT_EQ(model_of("Tesla T4"), "T4");
+  EXPECT_EQ(model_of("NVIDIA A10G"), "A10G");
+  EXPECT_EQ(model_of("Tesla V100-SXM2-16GB"), "V100-SXM2");
+  EXPECT_EQ(model_of("Tesla V100-SXM2-32GB"), "V100-SXM2");
+  EXPECT_EQ(model_of("Tesla V100-PCIE-16GB"), "V100-PCIE");
+  EXPECT_EQ(model_of("NVIDIA A100-SXM4-40GB"), "A100-SXM4-40GB");
+  EXPECT_EQ(model_of("NVIDIA A100-SXM4-80GB"), "A100-SXM4-80GB");
+  EXPECT_EQ(model_of("NVIDIA A100 80GB PCIe"), "A100-PCIE-80GB");
+  EXPECT_EQ(model_of("NVIDIA H100 80GB HBM3"), "H100-SXM");
+  EXPECT_EQ(model_of("NVIDIA H100 PCIe"), "H100-PCIE");
+  EXPECT_EQ(model_of("NVIDIA H200"), "H200-SXM");
+  EXPECT_EQ(model_of("NVIDIA L4"), "L4");
+  EXPECT_EQ(model_of("NVIDIA L40S"), "L40S");
+  // Unknown GPUs get TFLOP/s without a peak, never a wrong peak.
+  EXPECT_EQ(model_of("NVIDIA A10"), "none");
+  EXPECT_EQ(model_of("NVIDIA L40"), "none");
+  EXPECT_EQ(model_of("NVIDIA H100 NVL"), "none");
+  EXPECT_EQ(model_of("NVIDIA GeForce RTX 4090"), "none");
+  EXPECT_EQ(model_of(""), "none");
+}
+
+TEST(GpuSpecs, DensePeaksPerPrecision) {
+  const GpuSpec& h100 = *find_gpu_spec("NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(peak_tflops(h100, Precision::kBf16), 989.5);  // 1,979 sparse / 2
+  EXPECT_DOUBLE_EQ(peak_tflops(h100, Precision::kFp8), 1979);
+  EXPECT_DOUBLE_EQ(peak_tflops(h100, Precision::kTf32), 494.5);
+  EXPECT_DOUBLE_EQ(peak_tflops(h100, Precision::kFp32), 67);
+  const GpuSpec& a100 = *find_gpu_spec("NVIDIA A100-SXM4-80GB");
+  EXPECT_DOUBLE_EQ(peak_tflops(a100, Precision::kFp16), 312);
+  EXPECT_DOUBLE_EQ(peak_tflops(a100, Precision::kFp8), 0);  // no FP8 on Ampere
+  EXPECT_DOUBLE_EQ(a100.mem_gbs, 2039);
+  const GpuSpec& v100 = *find_gpu_spec("Tesla V100-SXM2-32GB");
+  EXPECT_DOUBLE_EQ(peak_tflops(v100, Precision::kBf16), 0);
+  EXPECT_DOUBLE_EQ(peak_tflops(v100, Precision::kFp16), 125);
+  const GpuSpec& t4 = *find_gpu_spec("Tesla T4");
+  EXPECT_DOUBLE_EQ(peak_tflops(t4, Precision::kFp16), 65);
+  EXPECT_LT(slow_threshold_pct(t4, Precision::kFp16), 37);  // power-capped T4 sustains ~37 %
+  const GpuSpec& l40s = *find_gpu_spec("NVIDIA L40S");
+  EXPECT_DOUBLE_EQ(peak_tflops(l40s, Precision::kFp8), 733);
+}
+
+TEST(GpuSpecs, EveryRowIsComplete) {
+  for (const GpuSpec& s : gpu_specs()) {
+    SCOPED_TRACE(std::string(s.model));
+    EXPECT_GT(s.fp32, 0);
+    EXPECT_GT(s.fp16, s.fp32);  // tensor cores beat FP32 on every listed GPU
+    EXPECT_GT(s.mem_gbs, 0);
+    EXPECT_GE(s.pcie_gen, 3);
+    EXPECT_FALSE(s.source.empty());
+    EXPECT_FALSE(s.match.empty());
+    EXPECT_GT(s.slow_pct_tensor, 0);
+    EXPECT_LE(s.slow_pct_tensor, 100);
+    if (s.bf16 > 0) {
+      EXPECT_DOUBLE_EQ(s.bf16, s.fp16);
+    }
+    if (s.fp8 > 0) {
+      EXPECT_NEAR(s.fp8, 2 * s.fp16, 0.02 * s.fp8);  // datasheets round each figure
+    }
+  }
+}
+
+TEST(GpuSpecs, PcieLinkBandwidth) {
+  EXPECT_NEAR(pcie_link_gbs(3, 16), 15.75, 0.01);
+  EXPECT_NEAR(pcie_link_gbs(4, 16), 31.5, 0.01);
+  EXPECT_NEAR(pcie_link_gbs(5, 16), 63.0, 0.05);
+  EXPECT_NEAR(pcie_link_gbs(4, 8), 15.75, 0.01);
+  EXPECT_EQ(pcie_link_gbs(7, 16), 0);
+}
+
+TEST(InstanceTypes, ExpectedGpus) {
+  auto e = expected_gpus("p4d.24xlarge");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->family, "A100");
+  EXPECT_EQ(e->count, 8);
+  EXPECT_EQ(expected_gpus("g4dn.xlarge")->count, 1);
+  EXPECT_EQ(expected_gpus("g4dn.12xlarge")->count, 4);
+  EXPECT_EQ(expected_gpus("G5.48XLARGE")->family, "A10G");
+  EXPECT_EQ(expected_gpus("p5en.48xlarge")->family, "H200");
+  EXPECT_EQ(expected_gpus("p3.2xlarge")->family, "V100");
+  EXPECT_EQ(expected_gpus("g6e.12xlarge")->count, 4);
+  EXPECT_EQ(expected_gpus("c5.xlarge")->count, 0);  // known GPU-less family
+  EXPECT_FALSE(expected_gpus("x9.unknown"));
+  EXPECT_FALSE(expected_gpus(""));
+}
+
+TEST(InstanceTypes, EveryFamilyHasASpec) {
+  const std::set<std::string> families = {"T4", "A10G", "V100", "A100", "H100", "H200", "L4", "L40S"};
+  std::set<std::string> spec_families;
+  for (const auto& s : gpu_specs()) spec_families.insert(std::string(s.family));
+  for (const auto& f : families) EXPECT_TRUE(spec_families.count(f)) << f;
+  for (const char* t : {"g4dn.xlarge", "g5.xlarge", "g6.xlarge", "g6e.xlarge", "p3.2xlarge",
+                        "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge"})
+    EXPECT_TRUE(families.count(std::string(expected_gpus(t)->family))) << t;
+}
+
+}  // namespace
+}  // namespace nodeprobe::gemm

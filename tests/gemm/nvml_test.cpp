@@ -1,0 +1,110 @@
+#include <gtest/gtest.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+#include "nvml.h"
+
+namespace nodeprobe::gemm {
+namespace {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// The real default lookup on a machine without the NVIDIA driver.
+TEST(Nvml, AbsentDriverLibrary) {
+  if (void* h = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(h);
+    GTEST_SKIP() << "this machine has libnvidia-ml.so.1";
+  }
+  ::unsetenv("NODEPROBE_NVML_LIBRARY");
+  const Nvml nvml;
+  EXPECT_FALSE(nvml.ok());
+  EXPECT_EQ(nvml.inventory().init_rc, -1);
+  EXPECT_EQ(nvml.inventory().library, "libnvidia-ml.so.1");
+  EXPECT_NE(nvml.inventory().error.find("cannot load libnvidia-ml.so.1"), std::string::npos);
+  EXPECT_TRUE(nvml.inventory().gpus.empty());
+  EXPECT_EQ(nvml.sample(0).pcie_gen, -1);
+  EXPECT_EQ(nvml.index_of_uuid("GPU-x"), -1);
+}
+
+TEST(Nvml, MissingPathAndWrongLibrary) {
+  const Nvml missing("/nonexistent/libnvidia-ml.so.1");
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.inventory().error.find("No such file"), std::string::npos);
+  // A real library that is not NVML.
+  const Nvml libc("libc.so.6");
+  EXPECT_FALSE(libc.ok());
+  EXPECT_NE(libc.inventory().error.find("lacks nvmlInit_v2"), std::string::npos);
+}
+
+TEST(Nvml, EnvironmentOverride) {
+  ScopedEnv lib("NODEPROBE_NVML_LIBRARY", NODEPROBE_FAKE_NVML);
+  const Nvml nvml;
+  EXPECT_TRUE(nvml.ok()) << nvml.inventory().error;
+  EXPECT_EQ(nvml.inventory().library, NODEPROBE_FAKE_NVML);
+}
+
+TEST(Nvml, InventoryFromFakeDriver) {
+  ScopedEnv gpus("FAKE_NVML_GPUS", "2");
+  ScopedEnv pcie("FAKE_NVML_PCIE", "1,16,4,16");
+  const Nvml nvml(NODEPROBE_FAKE_NVML);
+  ASSERT_TRUE(nvml.ok()) << nvml.inventory().error;
+  const NvmlInventory& inv = nvml.inventory();
+  EXPECT_EQ(inv.driver_version, "550.54.15");
+  EXPECT_EQ(inv.cuda_driver_version, 12040);
+  ASSERT_EQ(inv.gpus.size(), 2u);
+  const NvmlGpu& g = inv.gpus[1];
+  EXPECT_EQ(g.name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(g.uuid, "GPU-00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(g.pci_bus_id, "00000000:11:00.0");
+  EXPECT_EQ(g.cc_major, 8);
+  EXPECT_EQ(g.memory_total, 40LL << 30);
+  EXPECT_EQ(g.persistence_mode, 1);
+  EXPECT_EQ(g.ecc_uncorrected_volatile, 0);
+  EXPECT_EQ(g.ecc_corrected_volatile, 3);
+  EXPECT_EQ(g.retired_pages_sbe, -1);  // NOT_SUPPORTED stays unknown
+  EXPECT_EQ(g.remap_failure, 0);
+  EXPECT_EQ(g.pcie_gen, 1);
+  EXPECT_EQ(g.pcie_gen_max, 4);
+  EXPECT_EQ(g.pcie_width_max, 16);
+  EXPECT_EQ(g.nvlink_links, 12);
+  EXPECT_EQ(g.nvlink_active, 12);
+  EXPECT_DOUBLE_EQ(g.power_limit_w, 400);
+  EXPECT_EQ(g.throttle_reasons, 1);
+  EXPECT_EQ(nvml.index_of_uuid("GPU-00000000-0000-0000-0000-000000000001"), 1);
+  const NvmlSample s = nvml.sample(0);
+  EXPECT_EQ(s.sm_clock_mhz, 1410);
+  EXPECT_EQ(s.temperature_c, 33);
+  const Json j = to_json(g);
+  EXPECT_EQ(j["throttle_reasons"], "GpuIdle");
+  EXPECT_EQ(j["ecc_enabled"], true);
+  EXPECT_FALSE(j.contains("retired_pages_single_bit"));
+  EXPECT_EQ(j["compute_capability"], "8.0");
+}
+
+TEST(Nvml, InitFailureIsReported) {
+  ScopedEnv rc("FAKE_NVML_INIT_RESULT", "18");
+  const Nvml nvml(NODEPROBE_FAKE_NVML);
+  EXPECT_FALSE(nvml.ok());
+  EXPECT_EQ(nvml.inventory().init_rc, 18);
+  EXPECT_NE(nvml.inventory().error.find("version mismatch"), std::string::npos);
+}
+
+TEST(Nvml, ThrottleReasons) {
+  EXPECT_EQ(describe_throttle_reasons(0), "none");
+  EXPECT_EQ(describe_throttle_reasons(-1), "unknown");
+  EXPECT_EQ(describe_throttle_reasons(0x4 | 0x40), "SwPowerCap, HwThermalSlowdown");
+  EXPECT_EQ(describe_throttle_reasons(0x10000), "other");
+}
+
+}  // namespace
+}  // namespace nodeprobe::gemm
