@@ -148,6 +148,11 @@ void LimitsProbe::check_dev_shm(ProbeContext& ctx, ProbeResult& r) {
                           "defaults,size=" + gib + "G 0 0'; in a container: docker run --shm-size=" +
                           gib + "g (or --ipc=host)";
   const std::string expected = ">= " + format_bytes(warn_below);
+  if (!usage && !ctx.fs.is_live()) {
+    add_check(r, "limits.dev_shm.size", Status::kSkip, "unavailable", expected).detail =
+        "no /dev/shm under " + ctx.fs.root();
+    return;
+  }
   if (!usage) {
     Check& c = add_check(r, "limits.dev_shm.size", Status::kFail, "missing", expected, fix,
                          "limits.shm");

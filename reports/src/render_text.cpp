@@ -60,13 +60,15 @@ void render_text(const Report& r, std::ostream& out, const TextOptions& opt) {
     out << dur;
     if (!p.reason.empty()) out << ": " << p.reason;
     out << "\n";
+    std::string last_fix;  // soft/hard pairs share a fix: print it once
     for (const auto& c : p.checks) {
       if (c.status == Status::kPass && !opt.verbose) continue;
       out << "  " << tag(c.status, opt.color) << " " << c.id << ": " << c.observed;
       if (!c.expected.empty()) out << " (expected " << c.expected << ")";
       out << "\n";
       if (!c.detail.empty()) out << "           " << c.detail << "\n";
-      if (!c.fix.empty()) out << "           fix: " << c.fix << "\n";
+      if (!c.fix.empty() && c.fix != last_fix) out << "           fix: " << c.fix << "\n";
+      last_fix = c.fix;
     }
     std::size_t shown = 0;
     for (const auto& m : p.metrics) {

@@ -53,7 +53,7 @@ extern "C" void on_fatal_signal(int sig) {
   ::_exit(timeout ? exit_code::kTimeout : exit_code::kInterrupted);
 }
 
-void install_handlers(double timeout_s) {
+void install_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_fatal_signal;
   sigemptyset(&sa.sa_mask);
@@ -61,12 +61,16 @@ void install_handlers(double timeout_s) {
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGALRM, &sa, nullptr);
-  if (timeout_s > 0) {
-    itimerval t{};
-    t.it_value.tv_sec = static_cast<time_t>(timeout_s);
-    t.it_value.tv_usec = static_cast<suseconds_t>((timeout_s - std::floor(timeout_s)) * 1e6);
-    ::setitimer(ITIMER_REAL, &t, nullptr);
-  }
+}
+
+// Armed only once a checkpoint exists, so the alarm always has a report to write.
+void arm_deadline(double timeout_s) {
+  if (timeout_s <= 0) return;
+  itimerval t{};
+  t.it_value.tv_sec = static_cast<time_t>(timeout_s);
+  t.it_value.tv_usec = static_cast<suseconds_t>((timeout_s - std::floor(timeout_s)) * 1e6);
+  if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0) t.it_value.tv_usec = 1;
+  ::setitimer(ITIMER_REAL, &t, nullptr);
 }
 
 void finalize(Report& r) {
@@ -185,7 +189,7 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
                       opt.json_out.substr(slash == std::string::npos ? 0 : slash + 1) + ".tmp." +
                       std::to_string(::getpid());
   }
-  install_handlers(opt.timeout_s);
+  install_handlers();
 
   for (std::size_t i = 0; i < probes.size(); ++i) {
     Probe& probe = *probes[i];
@@ -196,6 +200,8 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
                            std::string("deadline of --timeout ") + secs + " s passed");
     g_emergency.on_interrupt =
         prepare_checkpoint(report, probes, i, Status::kError, "interrupted (SIGINT/SIGTERM)");
+    if (i == 0 && opt.timeout_s > 0)
+      arm_deadline(std::max(1e-6, opt.timeout_s - (clock.now_s() - t_start)));
 
     ProbeContext ctx{fs, clock, std::cerr, opt.verbose,
                      opt.timeout_s > 0 ? t_start + opt.timeout_s : 0, &report.host};

@@ -1,0 +1,243 @@
+// The limits probe over fixture trees and a fake system: every item for
+// pass / warn / fail / skip.
+#include "limits_probe.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <map>
+#include <sstream>
+
+namespace nodeprobe::limits {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ULL << 20;
+constexpr std::uint64_t kGiB = 1ULL << 30;
+
+class FakeSystem : public LimitsSystem {
+ public:
+  std::map<int, RLimit> rlimits = {{RLIMIT_MEMLOCK, {kUnlimited, kUnlimited}},
+                                   {RLIMIT_NOFILE, {65535, 65535}},
+                                   {RLIMIT_NPROC, {kUnlimited, kUnlimited}}};
+  std::optional<FsUsage> shm = FsUsage{64 * kGiB, 60 * kGiB};
+  bool cap_ipc_lock = false;
+  Active mlock_result{true, 16 * kMiB, ""};
+  Active open_result{true, 8192, ""};
+  Active posix_shm_result{true, 32 * kMiB, ""};
+  Active sysv_shm_result{true, 32 * kMiB, ""};
+  int active_calls = 0;
+
+  std::optional<RLimit> rlimit(int resource) const override {
+    auto it = rlimits.find(resource);
+    if (it == rlimits.end()) return std::nullopt;
+    return it->second;
+  }
+  std::optional<FsUsage> fs_usage(const std::string&) const override { return shm; }
+  std::uint64_t open_descriptors() const override { return 5; }
+  bool has_cap_ipc_lock() const override { return cap_ipc_lock; }
+  Active try_mlock(std::uint64_t) override { ++active_calls; return mlock_result; }
+  Active try_open_files(std::uint64_t) override { ++active_calls; return open_result; }
+  Active try_posix_shm(std::uint64_t) override { ++active_calls; return posix_shm_result; }
+  Active try_sysv_shm(std::uint64_t) override { ++active_calls; return sysv_shm_result; }
+};
+
+std::string fixture(const std::string& name) {
+  return std::string(NODEPROBE_FIXTURES) + "/sysroot/" + name;
+}
+
+struct ProbeRun {
+  ProbeResult result;
+  const Check& check(const std::string& id) const {
+    for (const auto& c : result.checks)
+      if (c.id == id) return c;
+    throw std::runtime_error("no check " + id);
+  }
+};
+
+ProbeRun run_probe(const std::string& root, FakeSystem& sys, long long mem_bytes = 64LL << 30,
+              bool active = true) {
+  FsRoot fs(root);
+  HostInfo host;
+  host.memory_bytes = mem_bytes;
+  std::ostringstream log;
+  ProbeContext ctx{fs, steady_clock(), log, false, 0, &host};
+  LimitsOptions opt;
+  opt.active = active;
+  LimitsProbe probe(sys, opt);
+  ProbeRun r;
+  probe.run(ctx, r.result);
+  return r;
+}
+
+TEST(LimitsProbe, TunedNodePassesSysctls) {
+  FakeSystem sys;
+  const ProbeRun r = run_probe(fixture("tuned"), sys);
+  for (const char* id : {"limits.shmmax", "limits.shmall", "limits.max_map_count", "limits.somaxconn",
+                         "limits.netdev_max_backlog", "cpu.governor", "mem.thp", "numa.balancing",
+                         "limits.memlock.soft", "limits.memlock.hard", "limits.nofile.soft",
+                         "limits.nofile.hard", "limits.nproc.soft", "limits.dev_shm.size",
+                         "limits.dev_shm.free", "selinux.mode"}) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(r.check(id).status, Status::kPass) << r.check(id).observed;
+    EXPECT_TRUE(r.check(id).fix.empty());
+  }
+  EXPECT_EQ(r.check("selinux.mode").observed, "disabled");
+  EXPECT_EQ(status_from_checks(r.result), Status::kPass);
+}
+
+TEST(LimitsProbe, Rhel8DefaultsWarnWithExactFixes) {
+  FakeSystem sys;
+  const ProbeRun r = run_probe(fixture("rhel8-p4d"), sys);
+  const Check& mmc = r.check("limits.max_map_count");
+  EXPECT_EQ(mmc.status, Status::kWarn);
+  EXPECT_EQ(mmc.observed, "65530");
+  EXPECT_EQ(mmc.expected, ">= 262144");
+  EXPECT_EQ(mmc.finding, "limits.max_map_count");
+  EXPECT_EQ(mmc.fix,
+            "echo 'vm.max_map_count = 262144' >> /etc/sysctl.d/99-nodeprobe.conf && sysctl --system");
+  const Check& som = r.check("limits.somaxconn");
+  EXPECT_EQ(som.status, Status::kWarn);
+  EXPECT_NE(som.fix.find("net.core.somaxconn = 65535"), std::string::npos);
+  EXPECT_EQ(som.finding, "limits.somaxconn");
+  const Check& bl = r.check("limits.netdev_max_backlog");
+  EXPECT_EQ(bl.status, Status::kWarn);
+  EXPECT_EQ(bl.finding, "limits.netdev_backlog");
+  // The kernel default shmmax (2^64 - 2^24 - 1) exceeds the recommendation.
+  EXPECT_EQ(r.check("limits.shmmax").status, Status::kPass);
+  const Check& gov = r.check("cpu.governor");
+  EXPECT_EQ(gov.status, Status::kWarn);
+  EXPECT_EQ(gov.observed, "powersave on 4 CPUs");
+  EXPECT_NE(gov.fix.find("cpupower frequency-set -g performance"), std::string::npos);
+  EXPECT_EQ(r.check("mem.thp").status, Status::kWarn);
+  EXPECT_EQ(r.check("mem.thp").observed, "never");
+  EXPECT_EQ(r.check("selinux.mode").observed, "enforcing");
+  EXPECT_EQ(r.check("selinux.mode").status, Status::kPass);
+  const Check& numa = r.check("numa.balancing");
+  EXPECT_EQ(numa.status, Status::kWarn);
+  EXPECT_NE(numa.fix.find("kernel.numa_balancing = 0"), std::string::npos);
+  EXPECT_EQ(status_from_checks(r.result), Status::kWarn);
+}
+
+TEST(LimitsProbe, MixedGovernorsSmallShmAndPermissive) {
+  FakeSystem sys;
+  const ProbeRun r = run_probe(fixture("mixed"), sys);
+  EXPECT_EQ(r.check("cpu.governor").status, Status::kWarn);
+  EXPECT_EQ(r.check("cpu.governor").observed, "ondemand on 1 CPUs, performance on 1 CPUs");
+  EXPECT_EQ(r.check("limits.shmmax").status, Status::kWarn);
+  EXPECT_EQ(r.check("limits.shmmax").finding, "limits.shm");
+  EXPECT_EQ(r.check("limits.shmall").status, Status::kWarn);
+  EXPECT_EQ(r.check("selinux.mode").observed, "permissive");
+  // One NUMA node: balancing on is harmless.
+  EXPECT_EQ(r.check("numa.balancing").status, Status::kPass);
+  EXPECT_EQ(r.check("mem.thp").observed, "always");
+}
+
+TEST(LimitsProbe, UnreadableItemsAreSkippedWithReason) {
+  FakeSystem sys;
+  sys.rlimits.clear();
+  sys.shm.reset();
+  const ProbeRun r = run_probe(fixture("empty"), sys);
+  for (const char* id : {"limits.shmmax", "limits.shmall", "limits.max_map_count",
+                         "limits.somaxconn", "limits.netdev_max_backlog", "cpu.governor", "mem.thp",
+                         "numa.balancing", "limits.memlock.soft", "limits.nofile.soft",
+                         "limits.nproc.soft"}) {
+    SCOPED_TRACE(id);
+    EXPECT_EQ(r.check(id).status, Status::kSkip);
+    EXPECT_FALSE(r.check(id).detail.empty());
+  }
+  EXPECT_NE(r.check("limits.shmmax").detail.find("No such file"), std::string::npos);
+  EXPECT_EQ(r.check("limits.dev_shm.size").status, Status::kSkip);
+  EXPECT_EQ(r.check("selinux.mode").observed, "disabled");
+  // Fixture roots never trigger active verification.
+  EXPECT_EQ(sys.active_calls, 0);
+}
+
+TEST(LimitsProbe, MissingDevShmOnTheLiveSystemFails) {
+  FakeSystem sys;
+  sys.shm.reset();
+  const ProbeRun r = run_probe("/", sys);
+  EXPECT_EQ(r.check("limits.dev_shm.size").status, Status::kFail);
+  EXPECT_EQ(r.check("limits.dev_shm.size").observed, "missing");
+}
+
+TEST(LimitsProbe, DevShmContainerDefaultFails) {
+  FakeSystem sys;
+  sys.shm = FsUsage{64 * kMiB, 64 * kMiB};
+  const ProbeRun r = run_probe(fixture("tuned"), sys);
+  const Check& c = r.check("limits.dev_shm.size");
+  EXPECT_EQ(c.status, Status::kFail);
+  EXPECT_EQ(c.observed, "64 MiB");
+  EXPECT_NE(c.fix.find("--shm-size=32g"), std::string::npos);
+  EXPECT_EQ(c.finding, "limits.shm");
+}
+
+TEST(LimitsProbe, DevShmSmallButUsableWarns) {
+  FakeSystem sys;
+  sys.shm = FsUsage{2 * kGiB, 2 * kGiB};
+  EXPECT_EQ(run_probe(fixture("tuned"), sys).check("limits.dev_shm.size").status, Status::kWarn);
+  sys.shm = FsUsage{64 * kGiB, 100 * kMiB};
+  EXPECT_EQ(run_probe(fixture("tuned"), sys).check("limits.dev_shm.free").status, Status::kWarn);
+}
+
+TEST(LimitsProbe, MemlockAndNofileBelowRecommendation) {
+  FakeSystem sys;
+  sys.rlimits[RLIMIT_MEMLOCK] = {64 * 1024, 64 * 1024};
+  sys.rlimits[RLIMIT_NOFILE] = {1024, 4096};
+  sys.rlimits[RLIMIT_NPROC] = {4096, 4096};
+  const ProbeRun r = run_probe(fixture("tuned"), sys, 64LL << 30, /*active=*/false);
+  EXPECT_EQ(r.check("limits.memlock.soft").status, Status::kWarn);
+  EXPECT_EQ(r.check("limits.memlock.soft").observed, "64 KiB");
+  EXPECT_NE(r.check("limits.memlock.soft").fix.find("* soft memlock unlimited"), std::string::npos);
+  EXPECT_EQ(r.check("limits.nofile.soft").observed, "1024");
+  EXPECT_EQ(r.check("limits.nofile.soft").status, Status::kWarn);
+  EXPECT_NE(r.check("limits.nofile.soft").fix.find("LimitNOFILE=65535"), std::string::npos);
+  EXPECT_EQ(r.check("limits.nofile.hard").observed, "4096");
+  EXPECT_EQ(r.check("limits.nproc.soft").status, Status::kWarn);
+  EXPECT_EQ(r.check("limits.nproc.soft").finding, "limits.nproc");
+}
+
+TEST(LimitsProbe, ActiveContradictionsFail) {
+  // Live root so the active checks run (they go to the fake, never the kernel).
+  FakeSystem sys;
+  sys.mlock_result = {false, 0, "ENOMEM (Cannot allocate memory)"};
+  sys.open_result = {false, 1000, "EMFILE (Too many open files)"};
+  sys.posix_shm_result = {false, 0, "posix_fallocate: ENOSPC (No space left on device)"};
+  sys.sysv_shm_result = {false, 0, "shmget: EINVAL (Invalid argument)"};
+  const ProbeRun r = run_probe("/", sys);
+  EXPECT_EQ(r.check("limits.memlock.soft").status, Status::kFail);
+  EXPECT_NE(r.check("limits.memlock.soft").detail.find("contradiction"), std::string::npos);
+  EXPECT_EQ(r.check("limits.nofile.soft").status, Status::kFail);
+  EXPECT_NE(r.check("limits.nofile.soft").detail.find("EMFILE"), std::string::npos);
+  EXPECT_EQ(r.check("limits.dev_shm.free").status, Status::kFail);
+  EXPECT_NE(r.check("limits.dev_shm.free").detail.find("cgroup"), std::string::npos);
+}
+
+TEST(LimitsProbe, ActiveVerificationConfirms) {
+  FakeSystem sys;
+  const ProbeRun r = run_probe("/", sys);
+  EXPECT_EQ(r.check("limits.memlock.soft").detail, "verified: locked 16 MiB");
+  EXPECT_EQ(r.check("limits.nofile.soft").detail, "verified: opened 8192 descriptors");
+  EXPECT_NE(r.check("limits.dev_shm.free").detail.find("verified"), std::string::npos);
+}
+
+TEST(LimitsProbe, CapIpcLockExplainsLockingBeyondTheLimit) {
+  FakeSystem sys;
+  sys.rlimits[RLIMIT_MEMLOCK] = {64 * 1024, 64 * 1024};
+  sys.cap_ipc_lock = true;
+  const ProbeRun r = run_probe("/", sys);
+  const Check& c = r.check("limits.memlock.soft");
+  EXPECT_EQ(c.status, Status::kWarn);
+  EXPECT_NE(c.detail.find("CAP_IPC_LOCK"), std::string::npos);
+}
+
+TEST(LimitsFormat, BytesAndCounts) {
+  EXPECT_EQ(format_bytes(64 * 1024), "64 KiB");
+  EXPECT_EQ(format_bytes(kUnlimited), "unlimited");
+  EXPECT_EQ(format_bytes(1536 * kMiB), "1.5 GiB");
+  EXPECT_EQ(format_bytes(12), "12 B");
+  EXPECT_EQ(format_count(65535), "65535");
+  EXPECT_EQ(format_count(kUnlimited), "unlimited");
+}
+
+}  // namespace
+}  // namespace nodeprobe::limits

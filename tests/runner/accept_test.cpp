@@ -1,0 +1,135 @@
+// `nodeprobe accept` end to end, with real and misbehaving probes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "nodeprobe/report_json.h"
+#include "test_support.h"
+
+extern char** environ;
+
+namespace nodeprobe {
+namespace {
+
+using testing::bin;
+using testing::process_alive;
+using testing::read_file;
+using testing::run;
+using testing::TempDir;
+
+const std::string kHelpers = std::string(NODEPROBE_TEST_HELPERS) + "/";
+
+void expect_schema_valid(const std::string& text) {
+  bool available = false;
+  const auto e = testing::schema_errors(nlohmann::json::parse(text), &available);
+  if (available) {
+    EXPECT_EQ(e, "");
+  }
+}
+
+TEST(Accept, RunsTheProbesOfThisBuildAndWritesAValidReport) {
+  TempDir d;
+  const std::string out = d.file("accept.json");
+  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--label", "ci"}, 120);
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;
+  const std::string text = read_file(out);
+  const Report rep = parse_report(text, out);
+  EXPECT_EQ(rep.tool.name, "nodeprobe");
+  EXPECT_EQ(rep.run.label, "ci");
+  ASSERT_FALSE(rep.probes.empty());
+  EXPECT_EQ(rep.probes[0].name, "limits");
+  EXPECT_NE(rep.probes[0].status, Status::kError) << rep.probes[0].reason;
+  EXPECT_NE(r.out.find("verdict:"), std::string::npos);
+  expect_schema_valid(text);
+}
+
+TEST(Accept, CrashingProbeBecomesErrorWithFinding) {
+  TempDir d, probes;
+  ASSERT_EQ(::symlink((kHelpers + "np-test-crash").c_str(), probes.file("nodeprobe-limits").c_str()), 0);
+  const std::string out = d.file("a.json");
+  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--quiet"}, 60,
+                     {"NODEPROBE_PROBE_DIR=" + probes.path()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const Report rep = load_report(out);
+  ASSERT_FALSE(rep.probes.empty());
+  EXPECT_EQ(rep.probes[0].status, Status::kError);
+  EXPECT_NE(rep.probes[0].reason.find("SIGSEGV"), std::string::npos);
+  bool crash_finding = false;
+  for (const auto& f : rep.findings) crash_finding |= f.id == "probe.crash";
+  EXPECT_TRUE(crash_finding);
+  expect_schema_valid(read_file(out));
+}
+
+TEST(Accept, MissingProbeExecutablesAreNotAvailableNotFaked) {
+  TempDir d, probes;
+  const std::string out = d.file("a.json");
+  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--quiet"}, 60,
+                     {"NODEPROBE_PROBE_DIR=" + probes.path()});
+  EXPECT_EQ(r.exit_code, 77) << r.err;  // everything skipped
+  const Report rep = load_report(out);
+  for (const auto& p : rep.probes) {
+    EXPECT_EQ(p.status, Status::kSkip);
+    EXPECT_NE(p.reason.find("not part of this build"), std::string::npos);
+  }
+}
+
+TEST(Accept, SigintLeavesAValidReportAndNoProcesses) {
+  TempDir d, probes;
+  ASSERT_EQ(::symlink((kHelpers + "np-test-hang").c_str(), probes.file("nodeprobe-limits").c_str()), 0);
+  const std::string out = d.file("a.json");
+  const std::string pidfile = d.file("pids");
+  const std::string nodeprobe = bin("nodeprobe");
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
+  env_s.push_back("NODEPROBE_PROBE_DIR=" + probes.path());
+  env_s.push_back("NP_TEST_PIDFILE=" + pidfile);
+  std::vector<char*> envp;
+  for (auto& s : env_s) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_s = {nodeprobe, "accept", "--json", out, "--quiet"};
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(::posix_spawn(&pid, nodeprobe.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  // Wait until the hanging probe is running (it writes its pid file).
+  for (int i = 0; i < 500 && !std::ifstream(pidfile).good(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string text = read_file(out);
+  const Report rep = parse_report(text, out);
+  ASSERT_FALSE(rep.probes.empty());
+  EXPECT_EQ(rep.probes[0].status, Status::kError);
+  EXPECT_NE(rep.probes[0].reason.find("interrupted"), std::string::npos);
+  expect_schema_valid(text);
+  int leader = 0, grandchild = 0;
+  std::ifstream(pidfile) >> leader >> grandchild;
+  for (int i = 0; i < 300 && (process_alive(leader) || process_alive(grandchild)); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(process_alive(leader));
+  EXPECT_FALSE(process_alive(grandchild));
+}
+
+TEST(Accept, BadUsage) {
+  auto r = run({bin("nodeprobe"), "accept", "--profile", "huge"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  r = run({bin("nodeprobe")});
+  EXPECT_EQ(r.exit_code, 64);
+  r = run({bin("nodeprobe"), "accept", "--json", "/no/such/dir/r.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/no/such/dir"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nodeprobe
