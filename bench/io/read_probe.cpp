@@ -34,6 +34,8 @@ void ReadProbe::run(ProbeContext& ctx, ProbeResult& r) {
     r.data = run_data(ds, cfg, res, mount);
     char line[200];
     std::snprintf(line, sizeof line, "%.2f of %u epochs", res.epochs_done, cfg.epochs);
+    if (res.bad_samples > 0)
+      ctx.log << "nodeprobe-io: " << res.bad_samples << " wrong records; first: " << res.first_bad << "\n";
     if (!res.error.empty()) {
       r.status = Status::kError;
       r.reason = "read failed after " + std::to_string(res.samples) + " samples (" + line + "): " + res.error +
@@ -57,7 +59,6 @@ void PrepareProbe::run(ProbeContext& ctx, ProbeResult& r) {
     const Labels labels{{"layout", to_string(p.marker.layout)}};
     add_metric(r, "write_throughput", p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds / 1e6 : 0, "MB/s",
                Better::kHigher, labels);
-    add_metric(r, "dataset_size", static_cast<double>(p.bytes) / 1e6, "MB", Better::kUnknown, labels);
     r.data = Json{{"dir", opt_.dir},
                   {"layout", to_string(p.marker.layout)},
                   {"samples", p.marker.samples},
@@ -74,8 +75,6 @@ void CleanProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config = Json{{"dir", dir_}};
   guarded(ctx, r, [&] {
     const CleanResult c = clean_dataset(dir_);
-    add_metric(r, "files_removed", static_cast<double>(c.files), "files", Better::kUnknown);
-    add_metric(r, "bytes_removed", static_cast<double>(c.bytes) / 1e6, "MB", Better::kUnknown);
     Json left = Json::array();
     for (const auto& l : c.left) left.push_back(l);
     r.data = Json{{"dir", dir_}, {"files", c.files}, {"bytes", c.bytes}, {"dir_removed", c.dir_removed}, {"left", left}};

@@ -34,13 +34,19 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
     std::vector<SweepPoint> points;
     Json rows = Json::array();
     bool gpu = false, out_of_time = false;
+    // Every dataset is checked before the first measurement.
+    std::vector<std::unique_ptr<Dataset>> datasets;
+    for (const auto& dir : opt_.dirs) {
+      datasets.push_back(std::make_unique<Dataset>(dir));
+      if (auto why = method_unavailable(opt_.base.method, *datasets.back()); !why.empty())
+        throw MethodUnavailable(why);
+    }
     char line[256];
     std::snprintf(line, sizeof line, "%-7s %7s %8s %7s %10s %10s\n", "layout", "workers", "prefetch", "AU",
                   "data wait", "samples/s");
     ctx.log << line;
-    for (const auto& dir : opt_.dirs) {
-      Dataset ds(dir);
-      if (auto why = method_unavailable(opt_.base.method, ds); !why.empty()) throw MethodUnavailable(why);
+    for (const auto& dsp : datasets) {
+      Dataset& ds = *dsp;
       for (std::size_t w : workers) {
         bool row_reached = false;
         for (std::size_t p : opt_.prefetch) {
