@@ -69,7 +69,7 @@ fio_mbs() {  # layout direct epochs -> MB/s
   fio --name=np-compare "${target[@]}" --rw=randread --bs="$bytes" --ioengine=psync --direct="$direct" \
       --invalidate=0 --numjobs="$workers" --group_reporting --io_size="$per_job" --file_service_type=random \
       --output-format=json 2>/dev/null |
-    python3 -c "import json,sys; r=json.load(sys.stdin)['jobs'][0]['read']; print('%.1f' % (r['io_bytes']/(r['runtime']/1e3)/1e6))"
+    python3 -c "import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index('{'):])['jobs'][0]['read']; print('%.1f' % (r['io_bytes']/(r['runtime']/1e3)/1e6))"
 }
 
 median() { python3 -c "import statistics,sys; print('%.1f' % statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
@@ -80,14 +80,17 @@ printf '%-7s %-5s %-14s %12s %12s %8s\n' layout cache method nodeprobe-io fio ra
 for layout in shards files; do
   for cache in cold warm; do
     ours=(); theirs=()
+    if [[ $cache == cold ]]; then args=(direct cold $epochs_cold 1); else args=(pread warm $epochs_warm 0); fi
+    # --warm reads everything once first, so fio then finds the same pages cached.
+    [[ $cache == warm ]] && np_mbs "$dir/$layout" pread warm 1 >/dev/null
     for ((i = 0; i < repeats; i++)); do
-      if [[ $cache == cold ]]; then
-        ours+=("$(np_mbs "$dir/$layout" direct cold $epochs_cold)")
-        theirs+=("$(fio_mbs "$layout" 1 $epochs_cold)")
+      # Alternate who goes first, so drift in the machine's load hits both alike.
+      if (( i % 2 == 0 )); then
+        ours+=("$(np_mbs "$dir/$layout" "${args[0]}" "${args[1]}" "${args[2]}")")
+        theirs+=("$(fio_mbs "$layout" "${args[3]}" "${args[2]}")")
       else
-        # --warm reads everything once first; fio then finds the same pages cached.
-        ours+=("$(np_mbs "$dir/$layout" pread warm $epochs_warm)")
-        theirs+=("$(fio_mbs "$layout" 0 $epochs_warm)")
+        theirs+=("$(fio_mbs "$layout" "${args[3]}" "${args[2]}")")
+        ours+=("$(np_mbs "$dir/$layout" "${args[0]}" "${args[1]}" "${args[2]}")")
       fi
     done
     o=$(median "${ours[@]}"); t=$(median "${theirs[@]}")

@@ -43,6 +43,7 @@ class Pipeline final : public BatchSource {
     }
     for (std::size_t w = 0; w < cfg.workers; ++w) engines_.push_back(make_engine(cfg.method, ds, cfg.batch));
     stats_.resize(cfg.workers);
+    free_cv_ = std::make_unique<std::condition_variable[]>(cfg.workers);
   }
 
   void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<double>* latency) {
@@ -59,8 +60,7 @@ class Pipeline final : public BatchSource {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
-    free_cv_.notify_all();
-    ready_cv_.notify_all();
+    wake_all();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
@@ -68,7 +68,9 @@ class Pipeline final : public BatchSource {
   bool acquire(std::size_t k) override {
     const std::size_t s = slot_of(k, cfg_.workers, cfg_.prefetch);
     std::unique_lock<std::mutex> lock(mu_);
+    waiting_for_ = k;
     ready_cv_.wait(lock, [&] { return stop_ || (state_[s] == kReady && batch_of_[s] == k); });
+    waiting_for_ = kNone;
     return state_[s] == kReady && batch_of_[s] == k && error_.empty();
   }
 
@@ -78,7 +80,7 @@ class Pipeline final : public BatchSource {
       std::lock_guard<std::mutex> lock(mu_);
       state_[s] = kFree;
     }
-    free_cv_.notify_all();
+    free_cv_[s / cfg_.prefetch].notify_one();  // only the slot's own worker waits on it
   }
 
   /// The reads of batch k (valid between acquire and release).
@@ -96,6 +98,7 @@ class Pipeline final : public BatchSource {
 
  private:
   enum State { kFree, kFilling, kReady };
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
   void work(std::size_t w) {
     const double cpu0 = thread_cpu_s();
@@ -104,7 +107,7 @@ class Pipeline final : public BatchSource {
       const std::size_t s = slot_of(k, cfg_.workers, cfg_.prefetch);
       {
         std::unique_lock<std::mutex> lock(mu_);
-        free_cv_.wait(lock, [&] { return stop_ || state_[s] == kFree; });
+        free_cv_[w].wait(lock, [&] { return stop_ || state_[s] == kFree; });
         if (stop_) break;
         state_[s] = kFilling;
         batch_of_[s] = k;
@@ -132,12 +135,14 @@ class Pipeline final : public BatchSource {
       st.samples += n;
       st.bytes += bytes;
       ++st.batches;
+      bool wake = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
         bytes_of_[s] = bytes;
         state_[s] = kReady;
+        wake = waiting_for_ == k;  // no context switch for a batch the consumer is not yet waiting for
       }
-      ready_cv_.notify_all();
+      if (wake) ready_cv_.notify_one();
     }
     st.cpu_s += thread_cpu_s() - cpu0;
   }
@@ -148,7 +153,11 @@ class Pipeline final : public BatchSource {
       if (error_.empty()) error_ = what;
       stop_ = true;
     }
-    free_cv_.notify_all();
+    wake_all();
+  }
+
+  void wake_all() {
+    for (std::size_t w = 0; w < cfg_.workers; ++w) free_cv_[w].notify_all();
     ready_cv_.notify_all();
   }
 
@@ -172,7 +181,9 @@ class Pipeline final : public BatchSource {
   std::vector<double>* latency_ = nullptr;
   BatchPlan plan_;
   std::mutex mu_;
-  std::condition_variable free_cv_, ready_cv_;
+  std::unique_ptr<std::condition_variable[]> free_cv_;  // one per worker
+  std::condition_variable ready_cv_;
+  std::size_t waiting_for_ = kNone;  // the batch the consumer is blocked on
   bool stop_ = false;
   std::string error_, first_bad_;
   std::uint64_t bad_ = 0;
