@@ -53,9 +53,11 @@ echo "# preparing $samples x $bytes B records in $dir (files and 8 shards)" >&2
 prep "$dir/files"
 prep "$dir/shards" --shards 8 --align 4096
 
-np_mbs() {  # dir method cache epochs -> MB/s
-  "$np" read --dir "$1" --method "$2" "--$3" -e "$4" -w "$workers" -b 32 -p 2 --json - -q |
-    python3 -c "import json,sys; d=json.load(sys.stdin)['probes'][0]; assert d['status'] in ('pass','warn'), d['reason']; print('%.1f' % (d['data']['bytes']/d['data']['elapsed_s']/1e6))"
+# Each measurement prints "MB/s CPU-us-per-read": the second number does not
+# depend on how much CPU the machine's other tenants leave us.
+np_mbs() {  # dir method cache epochs
+  "$np" read --dir "$1" --method "$2" "--$3" -e "$4" -w "$workers" -b 32 -p 4 --dispatch first-free --json - -q |
+    python3 -c "import json,sys; d=json.load(sys.stdin)['probes'][0]; assert d['status'] in ('pass','warn'), d['reason']; d=d['data']; print('%.1f %.1f' % (d['bytes']/d['elapsed_s']/1e6, d['cpu_s']/d['samples']*1e6))"
 }
 
 fio_mbs() {  # layout direct epochs -> MB/s
@@ -69,14 +71,15 @@ fio_mbs() {  # layout direct epochs -> MB/s
   fio --name=np-compare "${target[@]}" --rw=randread --bs="$bytes" --ioengine=psync --direct="$direct" \
       --invalidate=0 --numjobs="$workers" --group_reporting --io_size="$per_job" --file_service_type=random \
       --output-format=json 2>/dev/null |
-    python3 -c "import json,sys; t=sys.stdin.read(); r=json.loads(t[t.index('{'):])['jobs'][0]['read']; print('%.1f' % (r['io_bytes']/(r['runtime']/1e3)/1e6))"
+    python3 -c "import json,sys; t=sys.stdin.read(); j=json.loads(t[t.index('{'):])['jobs'][0]; r=j['read']; cpu=(j['usr_cpu']+j['sys_cpu'])/100*r['runtime']/1e3*$workers; print('%.1f %.1f' % (r['io_bytes']/(r['runtime']/1e3)/1e6, cpu/r['total_ios']*1e6))"
 }
 
 median() { python3 -c "import statistics,sys; print('%.1f' % statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
+field() { local f=$1; shift; for x in "$@"; do echo "$x" | cut -d' ' -f"$f"; done; }
 
 printf '# nodeprobe-io %s vs %s, %s workers, %s B random reads, %s repeats (median); host %s, %s cores\n' \
   "$("$np" --version | awk '{print $2}')" "$(fio --version)" "$workers" "$bytes" "$repeats" "$(hostname)" "$(nproc)"
-printf '%-7s %-5s %-14s %12s %12s %8s\n' layout cache method nodeprobe-io fio ratio
+printf '%-7s %-5s %-14s %12s %12s %8s %18s\n' layout cache method nodeprobe-io fio ratio "CPU us/read np|fio"
 for layout in shards files; do
   for cache in cold warm; do
     ours=(); theirs=()
@@ -93,11 +96,12 @@ for layout in shards files; do
         ours+=("$(np_mbs "$dir/$layout" "${args[0]}" "${args[1]}" "${args[2]}")")
       fi
     done
-    o=$(median "${ours[@]}"); t=$(median "${theirs[@]}")
+    o=$(median $(field 1 "${ours[@]}")); t=$(median $(field 1 "${theirs[@]}"))
+    oc=$(median $(field 2 "${ours[@]}")); tc=$(median $(field 2 "${theirs[@]}"))
     method=$([[ $cache == cold ]] && echo "O_DIRECT/psync" || echo "pread/psync")
-    printf '%-7s %-5s %-14s %12s %12s %8s\n' "$layout" "$cache" "$method" "$o MB/s" "$t MB/s" \
-      "$(python3 -c "print('%.2fx' % ($o/$t))")"
-    echo "#   runs: nodeprobe-io ${ours[*]} | fio ${theirs[*]}" >&2
+    printf '%-7s %-5s %-14s %12s %12s %8s %18s\n' "$layout" "$cache" "$method" "$o MB/s" "$t MB/s" \
+      "$(python3 -c "print('%.2fx' % ($o/$t))")" "$oc | $tc"
+    echo "#   runs (MB/s): nodeprobe-io $(field 1 "${ours[@]}" | paste -sd' ') | fio $(field 1 "${theirs[@]}" | paste -sd' ')" >&2
   done
 done
 if [[ $keep == 0 ]]; then

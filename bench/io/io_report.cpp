@@ -25,7 +25,8 @@ Labels run_labels(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult
           {"cache", res.cache_label.empty() ? to_string(cfg.cache) : res.cache_label},
           {"workers", std::to_string(cfg.workers)},
           {"batch", std::to_string(cfg.batch)},
-          {"prefetch", std::to_string(cfg.prefetch)}};
+          {"prefetch", std::to_string(cfg.prefetch)},
+          {"dispatch", to_string(cfg.dispatch)}};
 }
 
 void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res, const Labels& labels,
@@ -122,7 +123,7 @@ Json config_json(const LoaderConfig& c) {
               {"drop_last", c.drop_last},   {"method", to_string(c.method)},
               {"cache", to_string(c.cache)}, {"drop_caches", c.drop_caches},
               {"step_ms", c.step_s * 1e3},  {"max_seconds", c.max_seconds},
-              {"pin", to_string(c.pin)}};
+              {"pin", to_string(c.pin)},       {"dispatch", to_string(c.dispatch)}};
 }
 
 Json run_data(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res, const MountInfo& mount) {

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -26,8 +27,10 @@ double process_cpu_s() {
 }
 
 // The slots and workers of one run. Batch k of an epoch lives in slot
-// slot_of(k); a worker fills it once the consumer has released its previous
-// batch, so each worker runs at most `prefetch` batches ahead.
+// slot(k); a worker fills it once the consumer has released the slot's
+// previous batch. Round-robin (PyTorch): batch k belongs to worker k mod W,
+// which runs at most `prefetch` batches ahead. First-free: the next batch
+// goes to whichever worker is free; W x P batches in flight in all.
 class Pipeline final : public BatchSource {
  public:
   Pipeline(const Dataset& ds, const LoaderConfig& cfg, Staging& staging, std::size_t cap, Clock& clock)
@@ -35,6 +38,7 @@ class Pipeline final : public BatchSource {
     const std::size_t slots = cfg.workers * cfg.prefetch;
     state_.assign(slots, kFree);
     batch_of_.assign(slots, 0);
+    expect_.assign(slots, 0);
     bytes_of_.assign(slots, 0);
     reads_.resize(slots * cfg.batch);
     for (std::size_t i = 0; i < reads_.size(); ++i) {
@@ -43,7 +47,7 @@ class Pipeline final : public BatchSource {
     }
     for (std::size_t w = 0; w < cfg.workers; ++w) engines_.push_back(make_engine(cfg.method, ds, cfg.batch));
     stats_.resize(cfg.workers);
-    free_cv_ = std::make_unique<std::condition_variable[]>(cfg.workers);
+    free_cv_ = std::make_unique<std::condition_variable[]>(slots);
   }
 
   void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<double>* latency) {
@@ -51,7 +55,10 @@ class Pipeline final : public BatchSource {
     plan_ = plan;
     latency_ = latency;
     stop_ = false;
+    next_ = 0;
     std::fill(state_.begin(), state_.end(), kFree);
+    // Slot s serves batches b, b + W P, b + 2 W P, ... in that order (both dispatch modes).
+    for (std::size_t k = 0; k < state_.size(); ++k) expect_[slot(k)] = k;
     for (std::size_t w = 0; w < cfg_.workers; ++w) threads_.emplace_back([this, w] { work(w); });
   }
 
@@ -66,7 +73,7 @@ class Pipeline final : public BatchSource {
   }
 
   bool acquire(std::size_t k) override {
-    const std::size_t s = slot_of(k, cfg_.workers, cfg_.prefetch);
+    const std::size_t s = slot(k);
     std::unique_lock<std::mutex> lock(mu_);
     waiting_for_ = k;
     ready_cv_.wait(lock, [&] { return stop_ || (state_[s] == kReady && batch_of_[s] == k); });
@@ -75,17 +82,18 @@ class Pipeline final : public BatchSource {
   }
 
   void release(std::size_t k) override {
-    const std::size_t s = slot_of(k, cfg_.workers, cfg_.prefetch);
+    const std::size_t s = slot(k);
     {
       std::lock_guard<std::mutex> lock(mu_);
       state_[s] = kFree;
+      expect_[s] = k + state_.size();
     }
-    free_cv_[s / cfg_.prefetch].notify_one();  // only the slot's own worker waits on it
+    free_cv_[s].notify_all();  // first-free: a later batch's worker may wait on the same slot
   }
 
   /// The reads of batch k (valid between acquire and release).
   const ReadSlot* batch_reads(std::size_t k, std::size_t* n, std::uint64_t* bytes) const {
-    const std::size_t s = slot_of(k, cfg_.workers, cfg_.prefetch);
+    const std::size_t s = slot(k);
     *n = k + 1 == plan_.batches ? plan_.last_size : cfg_.batch;
     *bytes = bytes_of_[s];
     return &reads_[s * cfg_.batch];
@@ -98,16 +106,23 @@ class Pipeline final : public BatchSource {
 
  private:
   enum State { kFree, kFilling, kReady };
+
+  std::size_t slot(std::size_t k) const {
+    return cfg_.dispatch == Dispatch::kRoundRobin ? slot_of(k, cfg_.workers, cfg_.prefetch)
+                                                  : k % (cfg_.workers * cfg_.prefetch);
+  }
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
   void work(std::size_t w) {
     const double cpu0 = thread_cpu_s();
     WorkerStats& st = stats_[w];
-    for (std::size_t k = w; k < plan_.batches; k += cfg_.workers) {
-      const std::size_t s = slot_of(k, cfg_.workers, cfg_.prefetch);
+    const bool rr = cfg_.dispatch == Dispatch::kRoundRobin;
+    for (std::size_t k = rr ? w : next_.fetch_add(1); k < plan_.batches;
+         k = rr ? k + cfg_.workers : next_.fetch_add(1)) {
+      const std::size_t s = slot(k);
       {
         std::unique_lock<std::mutex> lock(mu_);
-        free_cv_[w].wait(lock, [&] { return stop_ || state_[s] == kFree; });
+        free_cv_[s].wait(lock, [&] { return stop_ || (state_[s] == kFree && expect_[s] == k); });
         if (stop_) break;
         state_[s] = kFilling;
         batch_of_[s] = k;
@@ -157,7 +172,7 @@ class Pipeline final : public BatchSource {
   }
 
   void wake_all() {
-    for (std::size_t w = 0; w < cfg_.workers; ++w) free_cv_[w].notify_all();
+    for (std::size_t i = 0; i < state_.size(); ++i) free_cv_[i].notify_all();
     ready_cv_.notify_all();
   }
 
@@ -174,6 +189,7 @@ class Pipeline final : public BatchSource {
   std::vector<ReadSlot> reads_;
   std::vector<State> state_;
   std::vector<std::size_t> batch_of_;
+  std::vector<std::size_t> expect_;  // the batch that may use each slot next
   std::vector<std::uint64_t> bytes_of_;
   std::vector<WorkerStats> stats_;
   std::vector<std::thread> threads_;
@@ -181,7 +197,8 @@ class Pipeline final : public BatchSource {
   std::vector<double>* latency_ = nullptr;
   BatchPlan plan_;
   std::mutex mu_;
-  std::unique_ptr<std::condition_variable[]> free_cv_;  // one per worker
+  std::unique_ptr<std::condition_variable[]> free_cv_;  // one per slot
+  std::atomic<std::size_t> next_{0};  // first-free: the next unclaimed batch
   std::condition_variable ready_cv_;
   std::size_t waiting_for_ = kNone;  // the batch the consumer is blocked on
   bool stop_ = false;
@@ -206,6 +223,8 @@ void prepare_cache(Dataset& ds, const LoaderConfig& cfg, bool first, LoaderResul
 }
 
 }  // namespace
+
+const char* to_string(Dispatch d) { return d == Dispatch::kRoundRobin ? "round-robin" : "first-free"; }
 
 LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, double budget_s) {
   if (cfg.workers == 0 || cfg.batch == 0 || cfg.prefetch == 0 || cfg.epochs == 0)

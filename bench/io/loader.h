@@ -18,6 +18,11 @@
 
 namespace nodeprobe::io {
 
+/// How batches reach workers: PyTorch's round-robin (batch k to worker
+/// k mod W), or first-free (the next batch to whichever worker is idle).
+enum class Dispatch { kRoundRobin, kFirstFree };
+const char* to_string(Dispatch d);
+
 struct LoaderConfig {
   std::size_t workers = 1;
   std::size_t batch = 32;
@@ -32,6 +37,7 @@ struct LoaderConfig {
   double step_s = 0;          ///< consumer time per batch (the GPU step)
   double max_seconds = 0;     ///< stop reading after this much measured time (0: no limit)
   PinMode pin = PinMode::kAuto;
+  Dispatch dispatch = Dispatch::kRoundRobin;
 };
 
 struct WorkerStats {

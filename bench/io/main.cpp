@@ -25,6 +25,7 @@ struct CacheFlags {
 struct LoaderFlags {
   std::string method = "pread";
   std::string pin = "auto";
+  std::string dispatch = "round-robin";
   double step_ms = 0;
   bool no_shuffle = false;
   CacheFlags cache;
@@ -47,6 +48,11 @@ void add_loader_flags(CLI::App* sub, LoaderConfig& cfg, LoaderFlags& f) {
   sub->add_option("--seed", cfg.seed, "Shuffle seed (epoch e uses seed and e)")->capture_default_str();
   sub->add_flag("--no-shuffle", f.no_shuffle, "Read in index order");
   sub->add_flag("--drop-last", cfg.drop_last, "Drop the last incomplete batch of an epoch");
+  sub->add_option("--dispatch", f.dispatch,
+                  "Batches to workers: round-robin (PyTorch: batch k to worker k mod W) or first-free "
+                  "(the next batch to any idle worker; same W x P in flight)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"round-robin", "first-free"}));
 }
 
 void finish_loader(LoaderConfig& cfg, const LoaderFlags& f) {
@@ -55,6 +61,7 @@ void finish_loader(LoaderConfig& cfg, const LoaderFlags& f) {
   cfg.step_s = f.step_ms / 1e3;
   cfg.shuffle = !f.no_shuffle;
   cfg.cache = f.cache.mode();
+  cfg.dispatch = f.dispatch == "first-free" ? Dispatch::kFirstFree : Dispatch::kRoundRobin;
 }
 
 }  // namespace

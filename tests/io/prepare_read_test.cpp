@@ -80,6 +80,20 @@ INSTANTIATE_TEST_SUITE_P(All, ReadEveryMethod, ::testing::ValuesIn(combos()), []
   return n;
 });
 
+TEST(Loader, FirstFreeDispatchDeliversEveryBatchInOrder) {
+  Scratch s(NODEPROBE_IO_SCRATCH);
+  for (const char* shards : {"0", "4"}) {
+    const std::string dir = s.sub(std::string("ds") + shards);
+    prepare(dir, {"--files", "101", "--size", "4k", "--shards", shards});
+    const IoRun r = run_io({"read", "--dir", dir, "--dispatch", "first-free", "-w", "3", "-b", "7", "-p", "2", "-e", "3"});
+    ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+    EXPECT_EQ(r.probe().at("data").at("samples"), 3 * 101);
+    EXPECT_EQ(r.probe().at("data").at("consumer").at("batches"), 3 * 15);
+    EXPECT_EQ(r.check("io.data_integrity").at("status"), "pass");
+    EXPECT_EQ(r.probe().at("metrics").at(0).at("labels").at("dispatch"), "first-free");
+  }
+}
+
 TEST(CacheState, ColdAndWarmOnDisk) {
   std::string why;
   const std::string base = disk_base(&why);
