@@ -30,7 +30,7 @@ Labels run_labels(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult
 }
 
 void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res, const Labels& labels,
-                     bool per_worker) {
+                     bool full) {
   const double t = res.elapsed_s > 0 ? res.elapsed_s : 1e-9;
   const double n = static_cast<double>(res.samples);
   add_metric(r, "samples_per_s", finite(n / t), "samples/s", Better::kHigher, labels);
@@ -46,18 +46,19 @@ void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult
     for (double v : res.batch_latency_s) ms.push_back(v * 1e3);
     Stats st = compute_stats(ms);
     std::sort(ms.begin(), ms.end());
-    Metric& p50 = add_metric(r, "batch_latency_p50", st.median, "ms", Better::kLower, labels);
-    p50.stats = st;
+    if (full) add_metric(r, "batch_latency_p50", st.median, "ms", Better::kLower, labels).stats = st;
     add_metric(r, "batch_latency_p99", percentile_sorted(ms, 0.99), "ms", Better::kLower, labels);
   }
-  add_metric(r, "first_batch_wait", finite(res.consumer.first_wait_s * 1e3), "ms", Better::kLower, labels);
   if (res.samples > 0)
     add_metric(r, "cpu_per_sample", finite(res.cpu_s / n * 1e6), "us", Better::kLower, labels);
-  add_metric(r, "peak_rss", static_cast<double>(res.peak_rss_kb) * 1024 / 1e6, "MB", Better::kLower, labels);
+  if (full) {
+    add_metric(r, "first_batch_wait", finite(res.consumer.first_wait_s * 1e3), "ms", Better::kLower, labels);
+    add_metric(r, "peak_rss", static_cast<double>(res.peak_rss_kb) * 1024 / 1e6, "MB", Better::kLower, labels);
+  }
   if (res.pin.device && res.h2d_s > 0)
     add_metric(r, "h2d_throughput", static_cast<double>(res.h2d_bytes) / res.h2d_s / 1e9, "GB/s",
                Better::kHigher, labels);
-  if (!per_worker) return;
+  if (!full) return;
   for (std::size_t w = 0; w < res.workers.size(); ++w) {
     Labels l = labels;
     l["worker"] = std::to_string(w);

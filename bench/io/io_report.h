@@ -20,9 +20,10 @@ Labels run_labels(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult
 
 /// samples/s, MB/s, data-wait fraction and AU (when there is a step time),
 /// batch latency p50/p99, first-batch wait, CPU per sample, peak RSS, H2D
-/// bandwidth (with a GPU). With `per_worker`, one samples/s metric per worker.
+/// bandwidth (with a GPU). `full`: also p50 latency (with its spread), first-batch
+/// wait, peak RSS and one samples/s metric per worker; accept keeps the brief set.
 void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res,
-                     const Labels& labels, bool per_worker);
+                     const Labels& labels, bool full);
 
 /// io.data_integrity: fail when any record was not the sample the index names.
 void add_integrity_check(ProbeResult& r, std::uint64_t samples, std::uint64_t bad, const std::string& first_bad,

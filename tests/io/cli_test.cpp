@@ -7,7 +7,7 @@
 namespace nodeprobe::io::testing {
 namespace {
 
-TEST(Cli, HelpAndVersion) {
+TEST(IoCli, HelpAndVersion) {
   const auto bin = nodeprobe::testing::bin("nodeprobe-io");
   auto r = nodeprobe::testing::run({bin, "--help"});
   EXPECT_EQ(r.exit_code, 0) << r.describe() << " " << r.start_error << " " << r.err;
@@ -22,7 +22,7 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(r.out.find("nodeprobe-io"), std::string::npos);
 }
 
-TEST(Cli, JsonDashKeepsStdoutPureAndReportsValidate) {
+TEST(IoCli, JsonDashKeepsStdoutPureAndReportsValidate) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   const IoRun p = run_io({"prepare", "--dir", s.sub("ds"), "--files", "20", "--size", "4k", "--shards", "2"});
   ASSERT_EQ(p.proc.exit_code, 0) << p.proc.err;
@@ -45,7 +45,7 @@ TEST(Cli, JsonDashKeepsStdoutPureAndReportsValidate) {
   EXPECT_EQ(c.probe().at("name"), "io-clean");
 }
 
-TEST(Cli, RunnerStyleArgumentsAfterTheSubcommand) {
+TEST(IoCli, RunnerStyleArgumentsAfterTheSubcommand) {
   // nodeprobe accept appends --json PATH --quiet --timeout S after the probe's own arguments.
   Scratch s(NODEPROBE_IO_SCRATCH);
   const auto out = s.sub("r.json");

@@ -26,7 +26,7 @@ class ScriptedSource final : public BatchSource {
   std::size_t fail_at_;
 };
 
-TEST(Consumer, WaitAndComputeArithmetic) {
+TEST(IoConsumer, WaitAndComputeArithmetic) {
   FakeClock clock;
   ScriptedSource src(clock, {0.5, 0.0, 0.01, 0.03});
   ConsumerTimes t;
@@ -42,7 +42,7 @@ TEST(Consumer, WaitAndComputeArithmetic) {
   EXPECT_EQ(src.released, (std::vector<std::size_t>{0, 1, 2, 3}));
 }
 
-TEST(Consumer, LaterEpochsDoNotResetTheFirstWait) {
+TEST(IoConsumer, LaterEpochsDoNotResetTheFirstWait) {
   FakeClock clock;
   ScriptedSource e1(clock, {1.0, 0.0}), e2(clock, {0.25, 0.0});
   ConsumerTimes t;
@@ -53,7 +53,7 @@ TEST(Consumer, LaterEpochsDoNotResetTheFirstWait) {
   EXPECT_NEAR(summarize(t).wait_fraction, 0.25 / 0.65, 1e-12);
 }
 
-TEST(Consumer, OnBatchTimeCountsAsCompute) {
+TEST(IoConsumer, OnBatchTimeCountsAsCompute) {
   FakeClock clock;
   ScriptedSource src(clock, {0, 0, 0});
   ConsumerTimes t;
@@ -65,7 +65,7 @@ TEST(Consumer, OnBatchTimeCountsAsCompute) {
   EXPECT_DOUBLE_EQ(summarize(t).au, 1.0);
 }
 
-TEST(Consumer, StopsOnFailureAndOnRequest) {
+TEST(IoConsumer, StopsOnFailureAndOnRequest) {
   FakeClock clock;
   ScriptedSource failing(clock, {0, 0, 0.3, 0}, 2);
   ConsumerTimes t;
@@ -81,7 +81,7 @@ TEST(Consumer, StopsOnFailureAndOnRequest) {
   EXPECT_EQ(t2.batches, 2u);
 }
 
-TEST(Consumer, NoTimeMeansNoFraction) {
+TEST(IoConsumer, NoTimeMeansNoFraction) {
   const WaitSummary s = summarize(ConsumerTimes{});
   EXPECT_EQ(s.wait_fraction, 0.0);
   EXPECT_EQ(s.au, 0.0);

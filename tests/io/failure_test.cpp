@@ -35,7 +35,7 @@ void expect_refusal(const IoRun& r, int code, const std::string& needle) {
 
 void truncate_to(const std::string& path, off_t size) { ASSERT_EQ(::truncate(path.c_str(), size), 0) << path; }
 
-TEST(BadInput, MissingEmptyAndForeignDirectories) {
+TEST(IoBadInput, MissingEmptyAndForeignDirectories) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   expect_refusal(run_io({"read", "--dir", s.sub("nope")}), 2, "no such directory");
   expect_refusal(run_io({"read", "--dir", s.path()}), 2, "empty directory");
@@ -48,7 +48,7 @@ TEST(BadInput, MissingEmptyAndForeignDirectories) {
   expect_refusal(run_io({"prepare", "--dir", s.sub("no/parent"), "--files", "4"}), 2, "parent directory");
 }
 
-TEST(BadInput, TruncatedShardCorruptAndMissingIndex) {
+TEST(IoBadInput, TruncatedShardCorruptAndMissingIndex) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   const std::string dir = s.sub("ds");
   prepare(dir, {"--files", "40", "--size", "8k", "--shards", "2"});
@@ -70,7 +70,7 @@ TEST(BadInput, TruncatedShardCorruptAndMissingIndex) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
-TEST(BadInput, IncompleteDatasetIsRefusedAndCleanable) {
+TEST(IoBadInput, IncompleteDatasetIsRefusedAndCleanable) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   const std::string dir = s.sub("ds");
   prepare(dir, {"--files", "8", "--size", "4k"});
@@ -84,7 +84,7 @@ TEST(BadInput, IncompleteDatasetIsRefusedAndCleanable) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
-TEST(BadInput, OverwriteOnlyWhenAsked) {
+TEST(IoBadInput, OverwriteOnlyWhenAsked) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   prepare(s.sub("ds"), {"--files", "4", "--size", "4k"});
   expect_refusal(run_io({"prepare", "--dir", s.sub("ds"), "--files", "4"}), 2, "already holds");
@@ -93,7 +93,7 @@ TEST(BadInput, OverwriteOnlyWhenAsked) {
   EXPECT_EQ(r.probe().at("data").at("samples"), 6);
 }
 
-TEST(BadInput, CleanRemovesOnlyWhatPrepareMade) {
+TEST(IoBadInput, CleanRemovesOnlyWhatPrepareMade) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   fs::create_directories(s.sub("ds"));  // existing empty directory: used, not owned
   prepare(s.sub("ds"), {"--files", "1500", "--size", "1k"});
@@ -110,7 +110,7 @@ TEST(BadInput, CleanRemovesOnlyWhatPrepareMade) {
   EXPECT_FALSE(fs::exists(s.sub("ds/.nodeprobe-io")));
 }
 
-TEST(BadInput, UsageErrorsExit64) {
+TEST(IoBadInput, UsageErrorsExit64) {
   EXPECT_EQ(run_io({"read"}).proc.exit_code, 64);
   EXPECT_EQ(run_io({"read", "--dir", "/tmp", "--method", "bogus"}).proc.exit_code, 64);
   EXPECT_EQ(run_io({"read", "--dir", "/tmp", "--workers", "0"}).proc.exit_code, 64);
@@ -132,7 +132,7 @@ IoRun read_while(const std::string& dir, const std::function<void()>& damage) {
   return r;
 }
 
-TEST(MidEpoch, FileBecomesUnreadable) {
+TEST(IoMidEpoch, FileBecomesUnreadable) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   const std::string dir = s.sub("ds");
   prepare(dir, {"--files", "64", "--size", "4k"});
@@ -146,7 +146,7 @@ TEST(MidEpoch, FileBecomesUnreadable) {
   EXPECT_EQ(r.probe().at("data").at("stop_reason"), "error");
 }
 
-TEST(MidEpoch, TruncatedFileIsWrongData) {
+TEST(IoMidEpoch, TruncatedFileIsWrongData) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   const std::string dir = s.sub("ds");
   prepare(dir, {"--files", "64", "--size", "4k"});
@@ -183,14 +183,14 @@ class SmallTmpfs {
   std::string dir_, why_;
 };
 
-TEST(Enospc, SpaceCheckRefusesBeforeWriting) {
+TEST(IoEnospc, SpaceCheckRefusesBeforeWriting) {
   SmallTmpfs t;
   if (!t.why_not().empty()) GTEST_SKIP() << t.why_not();
   expect_refusal(run_io({"prepare", "--dir", t.dir() + "/ds", "--files", "200"}), 2, "not enough space");
   EXPECT_TRUE(fs::is_empty(t.dir()));
 }
 
-TEST(Enospc, MidWriteRemovesThePartialDataset) {
+TEST(IoEnospc, MidWriteRemovesThePartialDataset) {
   SmallTmpfs t;
   if (!t.why_not().empty()) GTEST_SKIP() << t.why_not();
   for (const char* shards : {"0", "2"}) {
@@ -208,7 +208,7 @@ TEST(Enospc, MidWriteRemovesThePartialDataset) {
   expect_refusal(run_io({"read", "--dir", t.dir() + "/kept"}), 2, "empty directory");
 }
 
-TEST(Deadline, StopsBeforeTheTimeoutWithAPartialReport) {
+TEST(IoDeadline, StopsBeforeTheTimeoutWithAPartialReport) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   prepare(s.sub("ds"), {"--files", "64", "--size", "4k"});
   const IoRun r = run_io({"read", "--dir", s.sub("ds"), "-w", "1", "-b", "8", "--step-ms", "50", "-e", "100",

@@ -14,14 +14,14 @@ std::vector<std::uint8_t> record(std::uint64_t len, std::uint64_t id, std::uint6
   return r;
 }
 
-TEST(SampleRecord, RoundTrip) {
+TEST(IoSampleRecord, RoundTrip) {
   for (std::uint64_t len : {64ULL, 100ULL, 110000ULL}) {
     const auto r = record(len, 42);
     EXPECT_EQ(check_sample(r.data(), r.size(), len, 42), SampleCheck::kOk) << len;
   }
 }
 
-TEST(SampleRecord, DetectsEveryKindOfWrongRecord) {
+TEST(IoSampleRecord, DetectsEveryKindOfWrongRecord) {
   auto r = record(4096, 5);
   EXPECT_EQ(check_sample(r.data(), 4095, 4096, 5), SampleCheck::kShort);
   EXPECT_EQ(check_sample(r.data(), r.size(), 4096, 6), SampleCheck::kBadId);
@@ -40,7 +40,7 @@ TEST(SampleRecord, DetectsEveryKindOfWrongRecord) {
   EXPECT_EQ(check_sample(other.data(), other.size(), 4096, 5), SampleCheck::kBadId);
 }
 
-TEST(SampleRecord, PayloadIsIncompressibleAndSeeded) {
+TEST(IoSampleRecord, PayloadIsIncompressibleAndSeeded) {
   const auto a = record(1 << 16, 1, 7), b = record(1 << 16, 1, 8), c = record(1 << 16, 1, 7);
   EXPECT_EQ(a, c);
   EXPECT_NE(a, b);
@@ -62,7 +62,7 @@ Index sample_index() {
   return idx;
 }
 
-TEST(IndexFormat, RoundTrip) {
+TEST(IoIndexFormat, RoundTrip) {
   const Index idx = sample_index();
   const Index back = decode_index(encode_index(idx), "t");
   EXPECT_EQ(back.layout, Layout::kShards);
@@ -75,7 +75,7 @@ TEST(IndexFormat, RoundTrip) {
   EXPECT_EQ(encode_index(idx).size(), 32u + 3 * 16 + 2 * 8 + 8);
 }
 
-TEST(IndexFormat, FilesLayoutRoundTrip) {
+TEST(IoIndexFormat, FilesLayoutRoundTrip) {
   Index idx;
   idx.entries = {{0, 64, 0}, {0, 128, 0}};
   const Index back = decode_index(encode_index(idx), "t");
@@ -92,7 +92,7 @@ void expect_corrupt(const std::string& bytes, const std::string& needle) {
   }
 }
 
-TEST(IndexFormat, RejectsCorruption) {
+TEST(IoIndexFormat, RejectsCorruption) {
   const std::string good = encode_index(sample_index());
   expect_corrupt(good.substr(0, 20), "too short");
   expect_corrupt(good.substr(0, good.size() - 1), "does not match");
@@ -107,7 +107,7 @@ TEST(IndexFormat, RejectsCorruption) {
   expect_corrupt(bad, "version");
 }
 
-TEST(IndexFormat, RejectsInconsistentEntriesEvenWithAValidChecksum) {
+TEST(IoIndexFormat, RejectsInconsistentEntriesEvenWithAValidChecksum) {
   Index overlap = sample_index();
   overlap.entries[1].offset = 50;
   expect_corrupt(encode_index(overlap), "overlaps");
@@ -122,7 +122,7 @@ TEST(IndexFormat, RejectsInconsistentEntriesEvenWithAValidChecksum) {
   expect_corrupt(encode_index(tiny), "length too small");
 }
 
-TEST(Marker, RoundTripAndForeignText) {
+TEST(IoMarker, RoundTripAndForeignText) {
   Marker m;
   m.state = "complete";
   m.layout = Layout::kShards;
@@ -147,7 +147,7 @@ TEST(Marker, RoundTripAndForeignText) {
   EXPECT_THROW(decode_marker("{\"tool\":\"nodeprobe-io\",\"format\":1}", "m"), DatasetError);
 }
 
-TEST(Sizes, ParseAndFormat) {
+TEST(IoSizes, ParseAndFormat) {
   EXPECT_EQ(parse_size("4096", "x"), 4096u);
   EXPECT_EQ(parse_size("110k", "x"), 110000u);
   EXPECT_EQ(parse_size("128Ki", "x"), 131072u);
@@ -160,7 +160,7 @@ TEST(Sizes, ParseAndFormat) {
   EXPECT_EQ(format_size(512), "512 B");
 }
 
-TEST(Sizes, SampleLengthsAreSeededBoundedAndAverageTheMean) {
+TEST(IoSizes, SampleLengthsAreSeededBoundedAndAverageTheMean) {
   double sum = 0;
   const int n = 20000;
   for (int i = 0; i < n; ++i) {
@@ -176,7 +176,7 @@ TEST(Sizes, SampleLengthsAreSeededBoundedAndAverageTheMean) {
   EXPECT_EQ(sample_length(3, 10, 0, 1, 1), kMinSampleBytes);
 }
 
-TEST(Paths, SamplesAndShards) {
+TEST(IoPaths, SamplesAndShards) {
   char buf[64];
   EXPECT_STREQ(sample_path(12345, buf, sizeof buf), "samples/0012/00012345.bin");
   EXPECT_EQ(shard_path(3), "shard-00003.rec");

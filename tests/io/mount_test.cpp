@@ -12,7 +12,7 @@ const char* kMountinfo =
     "41 22 259:4 / /mnt/my\\040data rw,strictatime - xfs /dev/nvme2n1 rw\n"
     "42 40 0:50 / /opt/dlami/nvme/cache rw,relatime - tmpfs tmpfs rw\n";
 
-TEST(MountInfo, LongestPrefixWins) {
+TEST(IoMountInfo, LongestPrefixWins) {
   auto m = mount_from_text(kMountinfo, "/opt/dlami/nvme/imagenet/train");
   EXPECT_EQ(m.mount_point, "/opt/dlami/nvme");
   EXPECT_EQ(m.fs_type, "ext4");
@@ -25,7 +25,7 @@ TEST(MountInfo, LongestPrefixWins) {
   EXPECT_EQ(m.fs_type, "xfs");
 }
 
-TEST(MountInfo, EscapesAndSuperOptions) {
+TEST(IoMountInfo, EscapesAndSuperOptions) {
   const auto m = mount_from_text(kMountinfo, "/mnt/my data/set");
   EXPECT_EQ(m.mount_point, "/mnt/my data");
   EXPECT_NE(m.options.find("strictatime"), std::string::npos);
@@ -34,7 +34,7 @@ TEST(MountInfo, EscapesAndSuperOptions) {
   EXPECT_NE(shm.options.find("size=65536k"), std::string::npos);
 }
 
-TEST(MountInfo, MemoryBacked) {
+TEST(IoMountInfo, MemoryBacked) {
   EXPECT_TRUE(memory_backed("tmpfs"));
   EXPECT_TRUE(memory_backed("ramfs"));
   EXPECT_FALSE(memory_backed("xfs"));

@@ -15,12 +15,12 @@ bool is_permutation_of_range(std::vector<std::uint32_t> v) {
   return true;
 }
 
-TEST(EpochOrder, SameSeedSameOrder) {
+TEST(IoEpochOrder, SameSeedSameOrder) {
   EXPECT_EQ(epoch_order(1000, 42, 0, true), epoch_order(1000, 42, 0, true));
   EXPECT_EQ(epoch_order(1000, 42, 3, true), epoch_order(1000, 42, 3, true));
 }
 
-TEST(EpochOrder, SeedAndEpochChangeTheOrder) {
+TEST(IoEpochOrder, SeedAndEpochChangeTheOrder) {
   const auto a = epoch_order(1000, 42, 0, true);
   EXPECT_NE(a, epoch_order(1000, 43, 0, true));
   EXPECT_NE(a, epoch_order(1000, 42, 1, true));
@@ -28,7 +28,7 @@ TEST(EpochOrder, SeedAndEpochChangeTheOrder) {
   EXPECT_TRUE(is_permutation_of_range(epoch_order(1000, 42, 1, true)));
 }
 
-TEST(EpochOrder, IsStableAcrossBuilds) {
+TEST(IoEpochOrder, IsStableAcrossBuilds) {
   // Pinned: the same seed must name the same order on every host, compiler and
   // standard library, or before/after comparisons read different sequences.
   // Values from an independent Python model of the same definition.
@@ -36,7 +36,7 @@ TEST(EpochOrder, IsStableAcrossBuilds) {
   EXPECT_EQ(epoch_order(12, 1, 0, true), expected);
 }
 
-TEST(EpochOrder, NoShuffleIsIdentityAndShuffleMovesMost) {
+TEST(IoEpochOrder, NoShuffleIsIdentityAndShuffleMovesMost) {
   const auto id = epoch_order(100, 9, 0, false);
   for (std::uint32_t i = 0; i < 100; ++i) EXPECT_EQ(id[i], i);
   const auto s = epoch_order(1000, 9, 0, true);
@@ -47,7 +47,7 @@ TEST(EpochOrder, NoShuffleIsIdentityAndShuffleMovesMost) {
   EXPECT_EQ(epoch_order(1, 1, 0, true), std::vector<std::uint32_t>{0});
 }
 
-TEST(BatchPlanTest, DropLastAndTail) {
+TEST(IoBatchPlanTest, DropLastAndTail) {
   auto p = plan_batches(100, 32, false);
   EXPECT_EQ(p.batches, 4u);
   EXPECT_EQ(p.last_size, 4u);
@@ -67,7 +67,7 @@ TEST(BatchPlanTest, DropLastAndTail) {
   EXPECT_EQ(p.last_size, 10u);
 }
 
-TEST(SlotMapping, RoundRobinWorkersAndPrefetchDepth) {
+TEST(IoSlotMapping, RoundRobinWorkersAndPrefetchDepth) {
   const std::size_t W = 3, P = 2;
   for (std::size_t k = 0; k < 60; ++k) {
     const std::size_t s = slot_of(k, W, P);

@@ -19,9 +19,9 @@ std::string base_for(const std::string& storage, std::string* why) {
 
 using Combo = std::tuple<std::string, std::string, std::string>;  // storage, layout, method
 
-class ReadEveryMethod : public ::testing::TestWithParam<Combo> {};
+class IoReadEveryMethod : public ::testing::TestWithParam<Combo> {};
 
-TEST_P(ReadEveryMethod, DeliversEverySampleVerified) {
+TEST_P(IoReadEveryMethod, DeliversEverySampleVerified) {
   const auto& [storage, layout, method] = GetParam();
   std::string why;
   const std::string base = base_for(storage, &why);
@@ -73,14 +73,14 @@ std::vector<Combo> combos() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, ReadEveryMethod, ::testing::ValuesIn(combos()), [](const ::testing::TestParamInfo<Combo>& p) {
+INSTANTIATE_TEST_SUITE_P(All, IoReadEveryMethod, ::testing::ValuesIn(combos()), [](const ::testing::TestParamInfo<Combo>& p) {
   std::string n = std::get<0>(p.param) + "_" + std::get<1>(p.param) + "_" + std::get<2>(p.param);
   for (char& c : n)
     if (c == '-') c = '_';
   return n;
 });
 
-TEST(Loader, FirstFreeDispatchDeliversEveryBatchInOrder) {
+TEST(IoLoader, FirstFreeDispatchDeliversEveryBatchInOrder) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   for (const char* shards : {"0", "4"}) {
     const std::string dir = s.sub(std::string("ds") + shards);
@@ -94,7 +94,7 @@ TEST(Loader, FirstFreeDispatchDeliversEveryBatchInOrder) {
   }
 }
 
-TEST(CacheState, ColdAndWarmOnDisk) {
+TEST(IoCacheState, ColdAndWarmOnDisk) {
   std::string why;
   const std::string base = disk_base(&why);
   if (base.empty()) GTEST_SKIP() << why;
@@ -111,7 +111,7 @@ TEST(CacheState, ColdAndWarmOnDisk) {
   EXPECT_GE(warm.probe().at("data").at("cache").at("resident_fraction").get<double>(), 0.9);
 }
 
-TEST(CacheState, ColdOnTmpfsIsReportedAsUnevictable) {
+TEST(IoCacheState, ColdOnTmpfsIsReportedAsUnevictable) {
   std::string why;
   const std::string base = tmpfs_base(&why);
   if (base.empty()) GTEST_SKIP() << why;
@@ -125,7 +125,7 @@ TEST(CacheState, ColdOnTmpfsIsReportedAsUnevictable) {
   EXPECT_NE(r.check("io.cache_state").at("detail").get<std::string>().find("tmpfs"), std::string::npos);
 }
 
-TEST(Loader, DropLastStepTimeAndAu) {
+TEST(IoLoader, DropLastStepTimeAndAu) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   prepare(s.sub("ds"), {"--files", "100", "--size", "4k"});
   const IoRun r = run_io({"read", "--dir", s.sub("ds"), "-b", "32", "--drop-last", "--step-ms", "3", "-w", "1",
@@ -141,7 +141,7 @@ TEST(Loader, DropLastStepTimeAndAu) {
   EXPECT_GE(r.probe().at("data").at("consumer").at("compute_s").get<double>(), 0.009);
 }
 
-TEST(Loader, PinFallsBackToMlockWithoutAGpuAndSaysWhy) {
+TEST(IoLoader, PinFallsBackToMlockWithoutAGpuAndSaysWhy) {
   std::string name;
   if (cuda::unusable(&name).empty()) GTEST_SKIP() << "a GPU is usable here (" << name << ")";
   Scratch s(NODEPROBE_IO_SCRATCH);
@@ -158,7 +158,7 @@ TEST(Loader, PinFallsBackToMlockWithoutAGpuAndSaysWhy) {
   EXPECT_EQ(report_problems(forced.report), "");
 }
 
-TEST(Sweep, RecommendsASetting) {
+TEST(IoSweep, RecommendsASetting) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   prepare(s.sub("files"), {"--files", "64", "--size", "4k"});
   prepare(s.sub("shards"), {"--files", "64", "--size", "4k", "--shards", "2"});
@@ -176,7 +176,7 @@ TEST(Sweep, RecommendsASetting) {
   EXPECT_FALSE(r.check("io.sweep").is_null());
 }
 
-TEST(Accept, QuickProfileCleansUpAfterItself) {
+TEST(IoAccept, QuickProfileCleansUpAfterItself) {
   std::string why;
   const std::string base = disk_base(&why);
   if (base.empty()) GTEST_SKIP() << why;
@@ -200,7 +200,7 @@ TEST(Accept, QuickProfileCleansUpAfterItself) {
   EXPECT_TRUE(std::filesystem::is_empty(s.path())) << "accept left its dataset behind";
 }
 
-TEST(Accept, OnTmpfsSkipsTheColdThroughputCheck) {
+TEST(IoAccept, OnTmpfsSkipsTheColdThroughputCheck) {
   std::string why;
   const std::string base = tmpfs_base(&why);
   if (base.empty()) GTEST_SKIP() << why;

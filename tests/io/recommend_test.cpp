@@ -9,7 +9,7 @@ SweepPoint pt(const char* layout, std::size_t w, std::size_t p, double au, bool 
   return SweepPoint{layout, w, p, au, 1 - au, 1000.0 * au, ok};
 }
 
-TEST(Recommend, SmallestConfigurationReachingTheTarget) {
+TEST(IoRecommend, SmallestConfigurationReachingTheTarget) {
   const auto r = recommend({pt("files", 1, 1, 0.5), pt("files", 1, 2, 0.7), pt("files", 2, 1, 0.85),
                             pt("files", 2, 2, 0.92), pt("files", 4, 1, 0.95), pt("files", 2, 4, 0.97)},
                            0.9, 32, 8, true);
@@ -22,7 +22,7 @@ TEST(Recommend, SmallestConfigurationReachingTheTarget) {
   EXPECT_NE(r.pytorch.find("batch_size=32"), std::string::npos);
 }
 
-TEST(Recommend, ShardsWinOnlyWhenSmaller) {
+TEST(IoRecommend, ShardsWinOnlyWhenSmaller) {
   // Same size: keep files (no repacking).
   auto r = recommend({pt("files", 2, 2, 0.91), pt("shards", 2, 2, 0.95)}, 0.9, 32, 8, true);
   EXPECT_EQ(r.best.layout, "files");
@@ -34,7 +34,7 @@ TEST(Recommend, ShardsWinOnlyWhenSmaller) {
   EXPECT_TRUE(r.pack_shards);
 }
 
-TEST(Recommend, UnreachableTargetAdvisesPackingAndStorage) {
+TEST(IoRecommend, UnreachableTargetAdvisesPackingAndStorage) {
   const auto r = recommend({pt("files", 1, 1, 0.3), pt("files", 2, 2, 0.6), pt("files", 4, 4, 0.55)}, 0.9, 16, 4,
                            false);
   EXPECT_FALSE(r.reached);
@@ -47,13 +47,13 @@ TEST(Recommend, UnreachableTargetAdvisesPackingAndStorage) {
   EXPECT_TRUE(gpu_note);
 }
 
-TEST(Recommend, UnreachableWithShardsAlreadyDoesNotAdvisePacking) {
+TEST(IoRecommend, UnreachableWithShardsAlreadyDoesNotAdvisePacking) {
   const auto r = recommend({pt("shards", 1, 1, 0.3), pt("shards", 2, 2, 0.6)}, 0.9, 16, 4, true);
   EXPECT_FALSE(r.reached);
   EXPECT_FALSE(r.pack_shards);
 }
 
-TEST(Recommend, IgnoresFailedPointsAndWarnsAboutManyWorkers) {
+TEST(IoRecommend, IgnoresFailedPointsAndWarnsAboutManyWorkers) {
   auto r = recommend({pt("files", 1, 1, 0.99, false), pt("files", 4, 1, 0.93)}, 0.9, 32, 4, true);
   ASSERT_TRUE(r.reached);
   EXPECT_EQ(r.best.workers, 4u);
@@ -65,7 +65,7 @@ TEST(Recommend, IgnoresFailedPointsAndWarnsAboutManyWorkers) {
   EXPECT_TRUE(r.pytorch.empty());
 }
 
-TEST(Recommend, DefaultWorkerList) {
+TEST(IoRecommend, DefaultWorkerList) {
   EXPECT_EQ(default_worker_list(1), (std::vector<std::size_t>{1}));
   EXPECT_EQ(default_worker_list(2), (std::vector<std::size_t>{1, 2}));
   EXPECT_EQ(default_worker_list(8), (std::vector<std::size_t>{1, 2, 4, 8}));
