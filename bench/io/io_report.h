@@ -1,0 +1,65 @@
+#pragma once
+/// Turning loader runs into report content: labelled metrics, checks and the
+/// probe's `data` rows. Shared by read, sweep and accept, so a metric means
+/// the same thing wherever it appears.
+
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "cache.h"
+#include "loader.h"
+#include "nodeprobe/probe.h"
+
+namespace nodeprobe::io {
+
+using Labels = std::map<std::string, std::string>;
+
+/// layout, method, cache (as observed), workers, batch, prefetch.
+Labels run_labels(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res);
+
+/// samples/s, MB/s, data-wait fraction and AU (when there is a step time),
+/// batch latency p50/p99, first-batch wait, CPU per sample, peak RSS, H2D
+/// bandwidth (with a GPU). `full`: also p50 latency (with its spread), first-batch
+/// wait, peak RSS and one samples/s metric per worker; accept keeps the brief set.
+void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res,
+                     const Labels& labels, bool full);
+
+/// io.data_integrity: fail when any record was not the sample the index names.
+void add_integrity_check(ProbeResult& r, std::uint64_t samples, std::uint64_t bad, const std::string& first_bad,
+                         const std::string& what);
+/// io.cache_state: warn when cold reads were asked for and nothing could be evicted.
+void add_cache_check(ProbeResult& r, const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res,
+                     const MountInfo& mount);
+/// io.starved: AU against the target (only with a step time and two batches or more).
+void add_au_check(ProbeResult& r, const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res,
+                  double target_au);
+/// "files/pread/cold".
+std::string run_name(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res);
+
+/// The run's structured details for `data`.
+Json run_data(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res, const MountInfo& mount);
+/// The loader configuration for `config`.
+Json config_json(const LoaderConfig& cfg);
+Json mount_json(const MountInfo& m);
+
+/// Runs `fn` at the probe boundary: DatasetError / InputError / ApiError /
+/// anything else become status error with the message as reason (and one
+/// line on `log`); MethodUnavailable becomes skip. Results added before the
+/// failure stay in the report.
+template <typename Fn>
+void guarded(ProbeContext& ctx, ProbeResult& r, Fn fn) {
+  try {
+    fn();
+  } catch (const MethodUnavailable& e) {
+    r.status = Status::kSkip;
+    r.reason = e.what();
+    ctx.log << "nodeprobe-io: skipped: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    r.status = Status::kError;
+    r.reason = e.what();
+    ctx.log << "nodeprobe-io: " << e.what() << "\n";
+  }
+}
+
+}  // namespace nodeprobe::io

@@ -1,0 +1,322 @@
+#include "loader.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "plan.h"
+
+namespace nodeprobe::io {
+namespace {
+
+double thread_cpu_s() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double process_cpu_s() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return tv(ru.ru_utime) + tv(ru.ru_stime);
+}
+
+// The slots and workers of one run. Batch k of an epoch lives in slot
+// slot(k); a worker fills it once the consumer has released the slot's
+// previous batch. Round-robin (PyTorch): batch k belongs to worker k mod W,
+// which runs at most `prefetch` batches ahead. First-free: the next batch
+// goes to whichever worker is free; W x P batches in flight in all.
+class Pipeline final : public BatchSource {
+ public:
+  Pipeline(const Dataset& ds, const LoaderConfig& cfg, Staging& staging, std::size_t cap, Clock& clock)
+      : ds_(ds), cfg_(cfg), clock_(clock), cap_(cap) {
+    const std::size_t slots = cfg.workers * cfg.prefetch;
+    state_.assign(slots, kFree);
+    batch_of_.assign(slots, 0);
+    expect_.assign(slots, 0);
+    bytes_of_.assign(slots, 0);
+    reads_.resize(slots * cfg.batch);
+    for (std::size_t i = 0; i < reads_.size(); ++i) {
+      reads_[i].buf = staging.data() + i * cap;
+      reads_[i].cap = cap;
+    }
+    for (std::size_t w = 0; w < cfg.workers; ++w) engines_.push_back(make_engine(cfg.method, ds, cfg.batch));
+    stats_.resize(cfg.workers);
+    free_cv_ = std::make_unique<std::condition_variable[]>(slots);
+  }
+
+  void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<double>* latency) {
+    order_ = order;
+    plan_ = plan;
+    latency_ = latency;
+    stop_ = false;
+    next_ = 0;
+    std::fill(state_.begin(), state_.end(), kFree);
+    // Slot s serves batches b, b + W P, b + 2 W P, ... in that order (both dispatch modes).
+    for (std::size_t k = 0; k < state_.size(); ++k) expect_[slot(k)] = k;
+    for (std::size_t w = 0; w < cfg_.workers; ++w) threads_.emplace_back([this, w] { work(w); });
+  }
+
+  void stop_and_join() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_all();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+
+  bool acquire(std::size_t k) override {
+    const std::size_t s = slot(k);
+    std::unique_lock<std::mutex> lock(mu_);
+    waiting_for_ = k;
+    ready_cv_.wait(lock, [&] { return stop_ || (state_[s] == kReady && batch_of_[s] == k); });
+    waiting_for_ = kNone;
+    return state_[s] == kReady && batch_of_[s] == k && error_.empty();
+  }
+
+  void release(std::size_t k) override {
+    const std::size_t s = slot(k);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      state_[s] = kFree;
+      expect_[s] = k + state_.size();
+    }
+    free_cv_[s].notify_all();  // first-free: a later batch's worker may wait on the same slot
+  }
+
+  /// The reads of batch k (valid between acquire and release).
+  const ReadSlot* batch_reads(std::size_t k, std::size_t* n, std::uint64_t* bytes) const {
+    const std::size_t s = slot(k);
+    *n = k + 1 == plan_.batches ? plan_.last_size : cfg_.batch;
+    *bytes = bytes_of_[s];
+    return &reads_[s * cfg_.batch];
+  }
+
+  const std::string& error() const { return error_; }
+  std::uint64_t bad_samples() const { return bad_; }
+  const std::string& first_bad() const { return first_bad_; }
+  const std::vector<WorkerStats>& stats() const { return stats_; }
+
+ private:
+  enum State { kFree, kFilling, kReady };
+
+  std::size_t slot(std::size_t k) const {
+    return cfg_.dispatch == Dispatch::kRoundRobin ? slot_of(k, cfg_.workers, cfg_.prefetch)
+                                                  : k % (cfg_.workers * cfg_.prefetch);
+  }
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+  void work(std::size_t w) {
+    const double cpu0 = thread_cpu_s();
+    WorkerStats& st = stats_[w];
+    const bool rr = cfg_.dispatch == Dispatch::kRoundRobin;
+    for (std::size_t k = rr ? w : next_.fetch_add(1); k < plan_.batches;
+         k = rr ? k + cfg_.workers : next_.fetch_add(1)) {
+      const std::size_t s = slot(k);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        free_cv_[s].wait(lock, [&] { return stop_ || (state_[s] == kFree && expect_[s] == k); });
+        if (stop_) break;
+        state_[s] = kFilling;
+        batch_of_[s] = k;
+      }
+      const double t0 = clock_.now_s();
+      const std::size_t n = k + 1 == plan_.batches ? plan_.last_size : cfg_.batch;
+      ReadSlot* r = &reads_[s * cfg_.batch];
+      std::uint64_t bytes = 0;
+      for (std::size_t i = 0; i < n; ++i) r[i].sample = (*order_)[k * cfg_.batch + i];
+      try {
+        engines_[w]->read(r, n);
+      } catch (const std::exception& e) {
+        fail(e.what());
+        break;
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t len = ds_.index().entries[r[i].sample].length;
+        bytes += len;
+        const SampleCheck c = check_sample(r[i].data, r[i].got, len, r[i].sample);
+        if (c != SampleCheck::kOk) bad_sample(r[i].sample, c);
+      }
+      const double t1 = clock_.now_s();
+      (*latency_)[k] = t1 - t0;
+      st.busy_s += t1 - t0;
+      st.samples += n;
+      st.bytes += bytes;
+      ++st.batches;
+      bool wake = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        bytes_of_[s] = bytes;
+        state_[s] = kReady;
+        wake = waiting_for_ == k;  // no context switch for a batch the consumer is not yet waiting for
+      }
+      if (wake) ready_cv_.notify_one();
+    }
+    st.cpu_s += thread_cpu_s() - cpu0;
+  }
+
+  void fail(const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.empty()) error_ = what;
+      stop_ = true;
+    }
+    wake_all();
+  }
+
+  void wake_all() {
+    for (std::size_t i = 0; i < state_.size(); ++i) free_cv_[i].notify_all();
+    ready_cv_.notify_all();
+  }
+
+  void bad_sample(std::uint32_t id, SampleCheck c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (bad_++ == 0) first_bad_ = ds_.where(id) + " (sample " + std::to_string(id) + "): " + describe(c);
+  }
+
+  const Dataset& ds_;
+  const LoaderConfig& cfg_;
+  Clock& clock_;
+  std::size_t cap_;
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<ReadSlot> reads_;
+  std::vector<State> state_;
+  std::vector<std::size_t> batch_of_;
+  std::vector<std::size_t> expect_;  // the batch that may use each slot next
+  std::vector<std::uint64_t> bytes_of_;
+  std::vector<WorkerStats> stats_;
+  std::vector<std::thread> threads_;
+  const std::vector<std::uint32_t>* order_ = nullptr;
+  std::vector<double>* latency_ = nullptr;
+  BatchPlan plan_;
+  std::mutex mu_;
+  std::unique_ptr<std::condition_variable[]> free_cv_;  // one per slot
+  std::atomic<std::size_t> next_{0};  // first-free: the next unclaimed batch
+  std::condition_variable ready_cv_;
+  std::size_t waiting_for_ = kNone;  // the batch the consumer is blocked on
+  bool stop_ = false;
+  std::string error_, first_bad_;
+  std::uint64_t bad_ = 0;
+};
+
+void prepare_cache(Dataset& ds, const LoaderConfig& cfg, bool first, LoaderResult& res) {
+  if (cfg.cache == CacheMode::kCold) {
+    if (cfg.drop_caches) drop_caches();
+    evict(ds);
+  } else if (cfg.cache == CacheMode::kWarm && first) {
+    prewarm(ds);
+  }
+  if (!first) return;
+  res.resident_fraction = resident_fraction(ds);
+  switch (cfg.cache) {
+    case CacheMode::kCold: res.cache_label = res.resident_fraction <= 0.1 ? "cold" : "cold-unevictable"; break;
+    case CacheMode::kWarm: res.cache_label = res.resident_fraction >= 0.9 ? "warm" : "warm-partial"; break;
+    case CacheMode::kAsIs: res.cache_label = "as-is"; break;
+  }
+}
+
+}  // namespace
+
+const char* to_string(Dispatch d) { return d == Dispatch::kRoundRobin ? "round-robin" : "first-free"; }
+
+LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, double budget_s) {
+  if (cfg.workers == 0 || cfg.batch == 0 || cfg.prefetch == 0 || cfg.epochs == 0)
+    throw InputError("workers, batch, prefetch and epochs must be at least 1");
+  LoaderResult res;
+  const double t_begin = clock.now_s();
+  if (is_direct(cfg.method)) ds.open_direct();
+  const std::size_t cap = slot_capacity(ds.max_length());
+  res.slot_sample_bytes = cap;
+  res.staging_bytes = cfg.workers * cfg.prefetch * cfg.batch * cap;
+  Staging staging(res.staging_bytes, cfg.batch * cap, cfg.pin);
+  res.pin = staging.info();
+  Pipeline pipe(ds, cfg, staging, cap, clock);
+
+  const BatchPlan plan = plan_batches(ds.samples(), cfg.batch, cfg.drop_last);
+  if (plan.batches == 0)
+    throw InputError("the dataset has " + std::to_string(ds.samples()) + " samples, fewer than one batch of " +
+                     std::to_string(cfg.batch) + " with --drop-last");
+  std::vector<double> latency(plan.batches);
+  auto out_of_time = [&] { return budget_s > 0 && clock.now_s() - t_begin >= budget_s; };
+
+  for (std::uint32_t e = 0; e < cfg.epochs; ++e) {
+    if (out_of_time()) {
+      res.stop_reason = "deadline";
+      break;
+    }
+    const double p0 = clock.now_s();
+    prepare_cache(ds, cfg, e == 0, res);
+    res.prep_s += clock.now_s() - p0;
+    const auto order = epoch_order(ds.samples(), cfg.seed, e, cfg.shuffle);
+    std::fill(latency.begin(), latency.end(), -1.0);
+
+    const double before = res.elapsed_s;
+    const double cpu0 = process_cpu_s();
+    const double t0 = clock.now_s();
+    const std::size_t consumed0 = res.consumer.batches;
+    pipe.start(&order, plan, &latency);
+    auto stop = [&] {
+      if (cfg.max_seconds > 0 && before + clock.now_s() - t0 >= cfg.max_seconds) {
+        res.stop_reason = "max-seconds";
+        return true;
+      }
+      if (out_of_time()) {
+        res.stop_reason = "deadline";
+        return true;
+      }
+      return false;
+    };
+    auto on_batch = [&](std::size_t k) {
+      std::size_t n = 0;
+      std::uint64_t bytes = 0;
+      const ReadSlot* r = pipe.batch_reads(k, &n, &bytes);
+      res.samples += n;
+      res.bytes += bytes;
+      if (!res.pin.device) return;
+      const double h0 = clock.now_s();
+      std::size_t off = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        staging.copy_to_device(r[i].data, r[i].got, off);
+        off += r[i].got;
+      }
+      staging.sync();
+      res.h2d_s += clock.now_s() - h0;
+      res.h2d_bytes += off;
+    };
+    consume(pipe, clock, plan.batches, cfg.step_s, e == 0, on_batch, stop, res.consumer);
+    pipe.stop_and_join();
+    res.elapsed_s += clock.now_s() - t0;
+    res.cpu_s += process_cpu_s() - cpu0;
+    for (double l : latency)
+      if (l >= 0) res.batch_latency_s.push_back(l);
+
+    const std::size_t consumed = res.consumer.batches - consumed0;
+    if (!pipe.error().empty()) {
+      res.error = pipe.error();
+      res.stop_reason = "error";
+    }
+    if (consumed < plan.batches) {
+      res.epochs_done += static_cast<double>(consumed) / static_cast<double>(plan.batches);
+      if (res.stop_reason.empty()) res.stop_reason = "error";
+      break;
+    }
+    ++res.epochs_full;
+    res.epochs_done += 1.0;
+  }
+  res.workers = pipe.stats();
+  res.bad_samples = pipe.bad_samples();
+  res.first_bad = pipe.first_bad();
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  res.peak_rss_kb = ru.ru_maxrss;
+  return res;
+}
+
+}  // namespace nodeprobe::io

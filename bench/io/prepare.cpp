@@ -1,0 +1,336 @@
+#include "prepare.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <ostream>
+
+#include "dataset.h"
+#include "nodeprobe/atomic_file.h"
+
+namespace nodeprobe::io {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t kShardBuffer = 4u << 20;
+
+bool all_digits(const std::string& s, std::size_t n) {
+  if (s.size() != n) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+bool is_sample_file(const std::string& n) { return n.size() == 12 && all_digits(n.substr(0, 8), 8) && n.substr(8) == ".bin"; }
+bool is_shard_file(const std::string& n) {
+  return n.size() == 15 && n.compare(0, 6, "shard-") == 0 && all_digits(n.substr(6, 5), 5) &&
+         n.compare(11, 4, ".rec") == 0;
+}
+bool is_our_temp(const std::string& n) {
+  return n.rfind(std::string(".") + kIndexFile + ".tmp.", 0) == 0 ||
+         n.rfind(std::string(".") + kMarkerFile + ".tmp.", 0) == 0;
+}
+
+void write_all(int fd, const std::uint8_t* p, std::size_t n, const std::string& what) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) NP_IO_FAIL("write " + what, errno);
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+void close_checked(int fd, const std::string& what) {
+  // close() can be where a network filesystem reports ENOSPC or EIO.
+  if (::close(fd) != 0) NP_IO_FAIL("close " + what, errno);
+}
+
+void write_files(int dir_fd, const std::string& dir, const std::vector<std::uint64_t>& lengths,
+                 std::uint64_t seed, const std::function<bool()>& cancelled) {
+  std::vector<std::uint8_t> buf;
+  char rel[64];
+  if (::mkdirat(dir_fd, kSamplesDir, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + kSamplesDir, errno);
+  for (std::uint32_t i = 0; i < lengths.size(); ++i) {
+    if (i % kFilesPerDir == 0) {
+      if (cancelled && cancelled()) throw InputError("prepare stopped before its deadline");
+      std::snprintf(rel, sizeof rel, "%s/%04u", kSamplesDir, i / kFilesPerDir);
+      if (::mkdirat(dir_fd, rel, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + rel, errno);
+    }
+    buf.resize(static_cast<std::size_t>(lengths[i]));
+    fill_sample(buf.data(), lengths[i], i, seed);
+    sample_path(i, rel, sizeof rel);
+    const int fd = ::openat(dir_fd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) NP_IO_FAIL("create " + dir + "/" + rel, errno);
+    try {
+      write_all(fd, buf.data(), buf.size(), dir + "/" + rel);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    close_checked(fd, dir + "/" + rel);
+  }
+}
+
+void write_shards(int dir_fd, const std::string& dir, const std::vector<std::uint64_t>& lengths,
+                  std::uint32_t shards, std::uint64_t seed, Index& idx,
+                  const std::function<bool()>& cancelled) {
+  const std::uint64_t n = lengths.size();
+  std::vector<std::uint8_t> buf;
+  buf.reserve(kShardBuffer);
+  idx.shard_sizes.assign(shards, 0);
+  std::uint32_t i = 0;
+  for (std::uint32_t k = 0; k < shards; ++k) {
+    const std::string name = dir + "/" + shard_path(k);
+    const int fd = ::openat(dir_fd, shard_path(k).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) NP_IO_FAIL("create " + name, errno);
+    try {
+      std::uint64_t off = 0;
+      // Samples are packed in id order: shard k holds ids [k n / K, (k+1) n / K).
+      const std::uint64_t end = (std::uint64_t{k} + 1) * n / shards;
+      for (; i < end; ++i) {
+        if (i % 256 == 0 && cancelled && cancelled())
+          throw InputError("prepare stopped before its deadline");
+        const auto len = static_cast<std::size_t>(lengths[i]);
+        if (buf.size() + len > kShardBuffer && !buf.empty()) {
+          write_all(fd, buf.data(), buf.size(), name);
+          buf.clear();
+        }
+        const std::size_t at = buf.size();
+        buf.resize(at + len);
+        fill_sample(buf.data() + at, len, i, seed);
+        idx.entries[i] = {off, static_cast<std::uint32_t>(len), k};
+        off += len;
+      }
+      write_all(fd, buf.data(), buf.size(), name);
+      buf.clear();
+      idx.shard_sizes[k] = off;
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    close_checked(fd, name);
+  }
+}
+
+void validate(const PrepareOptions& o) {
+  if (o.samples == 0) throw InputError("--files must be at least 1");
+  if (o.samples > 0xFFFFFFFFULL) throw InputError("--files must be below 2^32");
+  if (o.size < kMinSampleBytes || o.size > kMaxSampleBytes / 2)
+    throw InputError("--size must be between " + std::to_string(kMinSampleBytes) + " B and 1 GiB");
+  if (!(o.spread_pct >= 0 && o.spread_pct < 100)) throw InputError("--size-spread must be in [0, 100)");
+  if (o.shards > o.samples) throw InputError("--shards cannot exceed --files");
+  if (o.align == 0 || (o.align & (o.align - 1)) != 0 || o.align > (1u << 20))
+    throw InputError("--align must be a power of two up to 1 MiB");
+}
+
+}  // namespace
+
+SpaceNeed space_needed(const std::vector<std::uint64_t>& lengths, bool files_layout,
+                       std::uint32_t shards, std::uint64_t block) {
+  SpaceNeed need;
+  if (block == 0) block = 4096;
+  std::uint64_t data = 0;
+  for (std::uint64_t len : lengths) data += files_layout ? align_up(len, block) : len;
+  const std::uint64_t dirs = files_layout ? lengths.size() / kFilesPerDir + 2 : 0;
+  const std::uint64_t index = 40 + 16 * lengths.size() + 8ULL * shards;
+  need.bytes = data + data / 100 + (dirs + shards + 4) * block + align_up(index, block);
+  need.inodes = (files_layout ? lengths.size() + dirs : shards) + 4;
+  return need;
+}
+
+PrepareResult prepare_dataset(const PrepareOptions& opt, Clock& clock, std::ostream& log,
+                              const std::function<bool()>& cancelled) {
+  validate(opt);
+  std::string dir = opt.dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const bool files = opt.shards == 0;
+  Marker m;
+  switch (dir_state(dir)) {
+    case DirState::kNotDir: throw InputError(dir + ": exists and is not a directory");
+    case DirState::kForeign:
+      throw InputError(dir + ": not empty and not a nodeprobe-io dataset; refusing to write into it");
+    case DirState::kOurs: {
+      const Marker old = read_marker(dir);
+      if (!opt.overwrite)
+        throw InputError(dir + ": already holds a nodeprobe-io dataset (" + old.state + ", " +
+                         std::to_string(old.samples) + " samples); pass --overwrite or run clean");
+      const CleanResult c = clean_dataset(dir);
+      if (!c.left.empty()) throw InputError(dir + ": holds entries that are not ours: " + c.left.front());
+      m.created_dir = old.created_dir;
+      if (c.dir_removed && ::mkdir(dir.c_str(), 0755) != 0) NP_IO_FAIL("mkdir " + dir, errno);
+      break;
+    }
+    case DirState::kMissing:
+      if (::mkdir(dir.c_str(), 0755) != 0) {
+        const int err = errno;
+        if (err == ENOENT) throw InputError(dir + ": parent directory does not exist");
+        NP_IO_FAIL("mkdir " + dir, err);
+      }
+      m.created_dir = true;
+      break;
+    case DirState::kEmpty: break;
+  }
+
+  auto undo_dir = [&] {
+    if (m.created_dir) NP_CHECK_ERRNO_NOTHROW(::rmdir(dir.c_str()));
+  };
+  std::vector<std::uint64_t> lengths(static_cast<std::size_t>(opt.samples));
+  const std::uint32_t align = files ? 1 : opt.align;
+  for (std::uint64_t i = 0; i < opt.samples; ++i)
+    lengths[i] = sample_length(i, opt.size, opt.spread_pct, opt.seed, align);
+
+  PrepareResult res;
+  struct statvfs vfs {};
+  if (::statvfs(dir.c_str(), &vfs) != 0) {
+    const int err = errno;
+    undo_dir();
+    NP_IO_FAIL("statvfs " + dir, err);
+  }
+  const SpaceNeed need = space_needed(lengths, files, opt.shards, vfs.f_frsize);
+  res.need_bytes = need.bytes;
+  res.free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  if (opt.space_check) {
+    std::string why;
+    if (need.bytes > res.free_bytes)
+      why = "the dataset needs " + format_size(static_cast<double>(need.bytes)) + ", " +
+            format_size(static_cast<double>(res.free_bytes)) + " free";
+    else if (vfs.f_files > 0 && need.inodes > vfs.f_favail)
+      why = "the dataset needs " + std::to_string(need.inodes) + " inodes, " +
+            std::to_string(vfs.f_favail) + " free";
+    if (!why.empty()) {
+      undo_dir();
+      throw InputError("not enough space in " + dir + ": " + why + " (nothing written)");
+    }
+  }
+
+  m.state = "writing";
+  m.layout = files ? Layout::kFiles : Layout::kShards;
+  m.samples = opt.samples;
+  m.shards = opt.shards;
+  m.size_mean = opt.size;
+  m.size_spread_pct = opt.spread_pct;
+  m.align = align;
+  m.seed = opt.seed;
+  for (std::uint64_t len : lengths) m.bytes += len;
+  m.created = utc_now_iso8601();
+  m.host = process_hostname();
+  m.pid = static_cast<long>(::getpid());
+  const std::string marker_path = dir + "/" + kMarkerFile;
+  try {
+    write_file_atomic(marker_path, encode_marker(m));
+  } catch (...) {
+    undo_dir();
+    throw;
+  }
+
+  const double t0 = clock.now_s();
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  try {
+    if (dir_fd < 0) NP_IO_FAIL("open " + dir, errno);
+    Index idx;
+    idx.layout = m.layout;
+    idx.align = align;
+    idx.entries.resize(lengths.size());
+    if (files) {
+      for (std::size_t i = 0; i < lengths.size(); ++i)
+        idx.entries[i].length = static_cast<std::uint32_t>(lengths[i]);
+      write_files(dir_fd, dir, lengths, opt.seed, cancelled);
+    } else {
+      write_shards(dir_fd, dir, lengths, opt.shards, opt.seed, idx, cancelled);
+    }
+    // On disk before it is called complete; cold reads also need clean pages to evict.
+    if (::syncfs(dir_fd) != 0) NP_IO_FAIL("syncfs " + dir, errno);
+    write_file_atomic(dir + "/" + kIndexFile, encode_index(idx));
+    m.state = "complete";
+    write_file_atomic(marker_path, encode_marker(m));
+    ::close(dir_fd);
+  } catch (const ApiError& e) {
+    if (dir_fd >= 0) ::close(dir_fd);
+    ApiErrorInfo info = e.info();
+    try {
+      clean_dataset(dir);
+      info.message += "; the partial dataset was removed";
+    } catch (const std::exception& c) {
+      info.message += "; removing the partial dataset failed too (" + std::string(c.what()) +
+                      "): it stays marked incomplete";
+    }
+    throw ApiError(info);
+  } catch (...) {
+    if (dir_fd >= 0) ::close(dir_fd);
+    try {
+      clean_dataset(dir);
+    } catch (const std::exception& c) {
+      log << "nodeprobe-io: removing the partial dataset failed: " << c.what() << "\n";
+    }
+    throw;
+  }
+  res.seconds = clock.now_s() - t0;
+  res.bytes = m.bytes;
+  res.marker = m;
+  return res;
+}
+
+CleanResult clean_dataset(const std::string& dir_in) {
+  std::string dir = dir_in;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  switch (dir_state(dir)) {
+    case DirState::kMissing: throw DatasetError(dir + ": no such directory");
+    case DirState::kNotDir: throw DatasetError(dir + ": not a directory");
+    case DirState::kEmpty:
+    case DirState::kForeign:
+      throw DatasetError(dir + ": not a nodeprobe-io dataset (no " + kMarkerFile + " marker); nothing removed");
+    case DirState::kOurs: break;
+  }
+  const Marker m = read_marker(dir);
+  CleanResult r;
+  std::error_code ec;
+  auto remove_file = [&](const fs::path& p) {
+    std::error_code size_ec, rm_ec;
+    const auto size = fs::file_size(p, size_ec);
+    if (!fs::remove(p, rm_ec) || rm_ec) NP_IO_FAIL("remove " + p.string(), rm_ec ? rm_ec.value() : ENOENT);
+    ++r.files;
+    if (!size_ec) r.bytes += size;
+  };
+  // Names first: the directories change while we remove.
+  auto list = [](const fs::path& p) {
+    std::vector<fs::directory_entry> out;
+    for (const auto& e : fs::directory_iterator(p)) out.push_back(e);
+    return out;
+  };
+  for (const auto& e : list(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name == kMarkerFile) continue;  // last, so an interrupted clean stays recognisable
+    if (name == kIndexFile || is_shard_file(name) || is_our_temp(name)) {
+      remove_file(e.path());
+    } else if (name == kSamplesDir && e.is_directory()) {
+      for (const auto& sub : list(e.path())) {
+        const std::string sn = sub.path().filename().string();
+        if (!all_digits(sn, 4) || !sub.is_directory()) {
+          r.left.push_back(kSamplesDir + std::string("/") + sn);
+          continue;
+        }
+        for (const auto& f : list(sub.path())) {
+          if (is_sample_file(f.path().filename().string())) remove_file(f.path());
+          else r.left.push_back(kSamplesDir + std::string("/") + sn + "/" + f.path().filename().string());
+        }
+        fs::remove(sub.path(), ec);  // only when empty
+      }
+      fs::remove(e.path(), ec);
+    } else {
+      r.left.push_back(name);
+    }
+  }
+  remove_file(fs::path(dir) / kMarkerFile);
+  if (m.created_dir && r.left.empty()) {
+    if (::rmdir(dir.c_str()) != 0) NP_IO_FAIL("rmdir " + dir, errno);
+    r.dir_removed = true;
+  }
+  return r;
+}
+
+}  // namespace nodeprobe::io

@@ -1,0 +1,37 @@
+#pragma once
+/// The sweep's judgement, kept pure for unit tests: from measured (layout,
+/// workers, prefetch) points, the smallest configuration that reaches the
+/// target AU, and the DataLoader settings a user would apply.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace nodeprobe::io {
+
+struct SweepPoint {
+  std::string layout;  ///< "files" | "shards"
+  std::size_t workers = 0, prefetch = 0;
+  double au = 0, wait_fraction = 0, samples_per_s = 0;
+  bool ok = true;      ///< ran without an error
+};
+
+struct Recommendation {
+  bool reached = false;     ///< some point reached the target
+  SweepPoint best;          ///< the smallest reaching it, else the highest AU
+  bool pack_shards = false; ///< advise packing small files into shards
+  bool pin_memory = true;
+  std::string pytorch;      ///< "DataLoader(ds, batch_size=32, num_workers=2, ...)"
+  std::vector<std::string> notes;
+};
+
+/// Smallest = fewest workers, then lowest prefetch, then files before shards
+/// (no repacking needed). Shards are advised when they reach the target with
+/// fewer resources than files, or when files never reach it.
+Recommendation recommend(const std::vector<SweepPoint>& points, double target_au, std::size_t batch,
+                         unsigned cores, bool gpu);
+
+/// 1, 2, 4, ... up to `cores` (and `cores` itself when it is not a power of two).
+std::vector<std::size_t> default_worker_list(unsigned cores);
+
+}  // namespace nodeprobe::io
