@@ -18,6 +18,8 @@ struct ProbeSpec {
   std::vector<std::string> args; ///< extra arguments
   double deadline_s = 30;        ///< wall-clock budget; the group is killed after it
   std::vector<std::string> env_set;  ///< NAME=VALUE for the child
+  /// argv prefix that launches the executable (e.g. {"/usr/bin/mpirun", "-np", "2"}); empty: direct.
+  std::vector<std::string> launcher;
 };
 
 /// What running one probe executable produced.

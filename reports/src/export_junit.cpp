@@ -1,6 +1,7 @@
 // JUnit XML as CI systems (Jenkins, GitLab, GitHub test reporters) read it:
 // <testsuites> / <testsuite> / <testcase> with <failure>, <error>, <skipped>
 // and <system-out>; suite counters agree with their test cases.
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -122,7 +123,8 @@ Case check_case(const Report& r, const ProbeResult& p, const Check& ch) {
   const Finding* f = ch.finding.empty() ? nullptr : finding_for(r, p.name, ch.finding);
   std::string detail = "observed: " + ch.observed + "\nexpected: " + ch.expected + "\n";
   if (!ch.detail.empty()) detail += "detail: " + ch.detail + "\n";
-  if (!ch.fix.empty()) detail += "fix: " + ch.fix + "\n";
+  const bool fix_in_remedy = f && std::find(f->remedy.begin(), f->remedy.end(), ch.fix) != f->remedy.end();
+  if (!ch.fix.empty() && !fix_in_remedy) detail += "fix: " + ch.fix + "\n";
   detail += remedy_text(f);
   const std::string title = f ? f->title : ch.id + ": observed " + ch.observed;
   switch (ch.status) {
