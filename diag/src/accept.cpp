@@ -150,6 +150,8 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
       ->check(CLI::ExistingFile);
   sub->add_option("--sysroot", opt.sysroot, "Read /proc and /sys under DIR (fixtures); passed to probes")
       ->check(CLI::ExistingDirectory);
+  sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
+      ->check(CLI::Range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
   sub->add_option("--prometheus", opt.exports.prometheus, "Also write a node_exporter textfile (*.prom)");
   sub->add_option("--cloudwatch-emf", opt.exports.emf, "Also write CloudWatch EMF JSON lines");
@@ -200,7 +202,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   ctx.root = ::geteuid() == 0;
   ctx.sysroot = opt.sysroot;
   const auto plan = accept_plan(opt, ctx);
-  const double budget = accept_budget_s(opt.profile, ctx.gpu_present);
+  const double budget = opt.budget_s > 0 ? opt.budget_s : accept_budget_s(opt.profile, ctx.gpu_present);
   if (opt.list) {
     print_plan(plan, opt, budget);
     return exit_code::kOk;

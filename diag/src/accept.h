@@ -23,6 +23,7 @@ struct AcceptOptions {
   std::vector<std::string> only;  ///< run only these entries (name or prefix: "allreduce")
   std::string expectations;       ///< data file replacing the built-in one
   std::string sysroot = "/";      ///< read /proc, /sys under DIR (fixtures); also passed to probes
+  double budget_s = 0;            ///< --budget: total seconds (0: the profile's budget)
   bool no_imds = false;           ///< never ask the instance metadata service
   bool list = false;              ///< print the plan and exit
   bool verbose = false;

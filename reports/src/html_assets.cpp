@@ -40,6 +40,8 @@ svg .ref{stroke:#1d232a;stroke-width:2;stroke-dasharray:6 3}
 details{margin:6px 0}summary{cursor:pointer;font-weight:600}
 input[type=search]{padding:4px 8px;width:320px;border:1px solid var(--line);border-radius:4px}
 .muted{color:var(--muted)}
+table.cmp td:nth-child(2){word-break:break-all}
+table.cmp td.why{min-width:220px}
 footer{color:var(--muted);font-size:12px;padding:12px 28px;border-top:1px solid var(--line)}
 )CSS";
 

@@ -60,21 +60,24 @@ std::vector<Point> line_points(const Report& r, const LineSpec& spec, const std:
 
 std::string series_key(const Point& p) { return p.probe + "|" + labels_key(p.rest); }
 
-/// Legend names: the probe (when several) plus the labels that differ between series.
+/// Legend names: the labels that differ between series; the probe name is
+/// added only when those labels alone do not tell the series apart.
 std::map<std::string, std::string> legend_names(const std::vector<const Point*>& reps) {
-  std::set<std::string> probes;
   std::map<std::string, std::set<std::string>> values;
-  for (const Point* p : reps) {
-    probes.insert(p->probe);
+  for (const Point* p : reps)
     for (const auto& [k, v] : p->rest) values[k].insert(v);
-  }
   std::map<std::string, std::string> out;
+  std::map<std::string, int> uses;
   for (const Point* p : reps) {
-    std::string name = probes.size() > 1 ? p->probe : "";
+    std::string name;
     for (const auto& [k, v] : p->rest)
-      if (values[k].size() > 1 || reps.size() == 1)
-        name += (name.empty() ? "" : " ") + k + "=" + v;
-    out[series_key(*p)] = name.empty() ? p->probe : name;
+      if (values[k].size() > 1 || reps.size() == 1) name += (name.empty() ? "" : " ") + k + "=" + v;
+    out[series_key(*p)] = name;
+    ++uses[name];
+  }
+  for (const Point* p : reps) {
+    std::string& name = out[series_key(*p)];
+    if (name.empty() || uses[name] > 1) name = p->probe + (name.empty() ? "" : " " + name);
   }
   return out;
 }

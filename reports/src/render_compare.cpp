@@ -55,8 +55,10 @@ const char* verdict_color(Verdict v) {
   }
 }
 
+/// Pads to `w` columns, keeping at least two spaces after a longer text.
 std::string pad(std::string s, std::size_t w) {
-  if (s.size() < w) s.resize(w, ' ');
+  if (s.size() + 2 <= w) s.resize(w, ' ');
+  else s += "  ";
   return s;
 }
 

@@ -95,22 +95,6 @@ void comparison(std::ostream& o, const Comparison& c) {
   for (Verdict v : {Verdict::kWorse, Verdict::kBetter, Verdict::kAmbiguous, Verdict::kSame, Verdict::kInvalid})
     o << badge(v) << " " << c.count(v) << " &nbsp; ";
   o << "</p>";
-  if (!c.metrics.empty()) {
-    o << "<table><thead><tr><th>verdict</th><th>metric</th><th>before</th><th>after</th><th>delta</th>"
-         "<th>unit</th><th>why</th></tr></thead><tbody>";
-    std::vector<const MetricDiff*> v;
-    for (const auto& d : c.metrics) v.push_back(&d);
-    std::stable_sort(v.begin(), v.end(), [](const MetricDiff* a, const MetricDiff* b) {
-      return verdict_order(a->judgement.verdict) < verdict_order(b->judgement.verdict);
-    });
-    for (const MetricDiff* d : v)
-      o << "<tr><td>" << badge(d->judgement.verdict) << "</td><td class=\"mono\">"
-        << esc(d->probe + "/" + d->name + labels_text(d->labels)) << "</td><td class=\"num\">"
-        << esc(format_side(d->before)) << "</td><td class=\"num\">" << esc(format_side(d->after))
-        << "</td><td class=\"num\">" << esc(format_delta(d->judgement.delta_pct)) << "</td><td>"
-        << esc(d->unit) << "</td><td>" << esc(d->judgement.reason) << "</td></tr>";
-    o << "</tbody></table>";
-  }
   auto one = [&](const char* title, const std::vector<OneSided>& v) {
     if (v.empty()) return;
     o << "<h3>" << title << "</h3><ul>";
@@ -136,6 +120,23 @@ void comparison(std::ostream& o, const Comparison& c) {
       o << "<tr><td>" << esc(f.section) << "</td><td class=\"mono\">" << esc(f.key) << "</td><td class=\"mono\">"
         << esc(f.before) << "</td><td class=\"mono\">" << esc(f.after) << "</td></tr>";
     o << "</tbody></table>";
+  }
+  if (!c.metrics.empty()) {
+    o << "<details" << (c.metrics.size() <= 40 ? " open" : "") << "><summary>" << c.metrics.size()
+      << " metrics matched</summary><table class=\"cmp\"><thead><tr><th>verdict</th><th>metric</th><th>before</th><th>after</th><th>delta</th>"
+         "<th>unit</th><th>why</th></tr></thead><tbody>";
+    std::vector<const MetricDiff*> v;
+    for (const auto& d : c.metrics) v.push_back(&d);
+    std::stable_sort(v.begin(), v.end(), [](const MetricDiff* a, const MetricDiff* b) {
+      return verdict_order(a->judgement.verdict) < verdict_order(b->judgement.verdict);
+    });
+    for (const MetricDiff* d : v)
+      o << "<tr><td>" << badge(d->judgement.verdict) << "</td><td class=\"mono\">"
+        << esc(d->probe + "/" + d->name + labels_text(d->labels)) << "</td><td class=\"num\">"
+        << esc(format_side(d->before)) << "</td><td class=\"num\">" << esc(format_side(d->after))
+        << "</td><td class=\"num\">" << esc(format_delta(d->judgement.delta_pct)) << "</td><td>"
+        << esc(d->unit) << "</td><td class=\"why\">" << esc(d->judgement.reason) << "</td></tr>";
+    o << "</tbody></table></details>";
   }
 }
 
@@ -218,7 +219,6 @@ void render_html(const Report& r, std::ostream& o, const HtmlOptions& opt) {
   o << "<main>";
   summary(o, r);
   findings(o, r);
-  if (opt.comparison) comparison(o, *opt.comparison);
   if (!charts.empty()) {
     o << "<h2 id=\"charts\">Charts</h2><div class=\"charts\">";
     for (const auto& c : charts)
@@ -226,6 +226,7 @@ void render_html(const Report& r, std::ostream& o, const HtmlOptions& opt) {
         << (c.note.empty() ? "" : "<figcaption>" + esc(c.note) + "</figcaption>") << "</figure>";
     o << "</div>";
   }
+  if (opt.comparison) comparison(o, *opt.comparison);
   if (limits) {
     o << "<h2 id=\"limits\">Limits</h2>";
     checks_table(o, *limits);
