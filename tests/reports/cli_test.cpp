@@ -115,5 +115,23 @@ TEST_F(Cli, ReportBadInputIsExit2WithOneLine) {
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--format", "yaml"}).exit_code, 64);
 }
 
+TEST_F(Cli, ProbeExecutablesExportThroughTheCommonFlags) {
+  const auto r = testing::run({bin("nodeprobe-limits"), "--quiet", "--passive", "--prometheus", tmp.file("l.prom"),
+                               "--cloudwatch-emf", tmp.file("l.emf"), "--junit", tmp.file("l.xml")},
+                              60);
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.describe() << r.err;
+  std::vector<testing::PromFamily> fams;
+  EXPECT_EQ(testing::check_prometheus(read_file(tmp.file("l.prom")), &fams), "");
+  bool has_checks = false;
+  for (const auto& f : fams) has_checks |= f.name == "nodeprobe_check_status" && !f.samples.empty();
+  EXPECT_TRUE(has_checks);
+  EXPECT_EQ(testing::check_emf(read_file(tmp.file("l.emf"))), "");
+  testing::XmlNode root;
+  EXPECT_EQ(testing::check_junit(read_file(tmp.file("l.xml")), &root), "");
+  EXPECT_EQ(*root.children.at(0).attr("name"), "nodeprobe-limits.limits");
+  const auto bad = testing::run({bin("nodeprobe-limits"), "--quiet", "--junit", "/nonexistent/x.xml"}, 60);
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
 }  // namespace
 }  // namespace nodeprobe
