@@ -71,7 +71,8 @@ std::string secs_text(double s) {
   return buf;
 }
 
-void print_plan(const std::vector<PlannedProbe>& plan, const AcceptOptions& opt, double budget) {
+void print_plan(const std::vector<PlannedProbe>& plan, const AcceptOptions& opt, double budget, bool diagnose,
+                const InstanceIdentity& id) {
   std::cout << "accept plan, profile " << opt.profile << " (budget " << secs_text(budget) << " s):\n";
   for (const auto& p : plan) {
     std::cout << "  " << p.entry->name << "  deadline " << secs_text(p.deadline_s) << " s";
@@ -85,6 +86,9 @@ void print_plan(const std::vector<PlannedProbe>& plan, const AcceptOptions& opt,
       std::cout << "\n";
     }
   }
+  std::cout << "  diag  in-process" << (diagnose ? "" : "  [skip: not part of this build]") << "\n";
+  std::cout << "  expect  instance type " << (id.type.empty() ? "unknown (" + id.note + ")" : id.type + " (from " + id.source + ")")
+            << "\n";
 }
 
 /// Runs one planned entry's steps; a step that does not succeed stops the rest.
@@ -204,7 +208,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   const auto plan = accept_plan(opt, ctx);
   const double budget = opt.budget_s > 0 ? opt.budget_s : accept_budget_s(opt.profile, ctx.gpu_present);
   if (opt.list) {
-    print_plan(plan, opt, budget);
+    print_plan(plan, opt, budget, static_cast<bool>(hooks.diagnose), id);
     return exit_code::kOk;
   }
   if (plan.empty()) {

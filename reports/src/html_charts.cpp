@@ -200,7 +200,7 @@ std::optional<Chart> gemm_chart(const Report& r, const Report* before) {
   devices.insert(b.devices.begin(), b.devices.end());
   svg::BarChart c;
   c.title = "GEMM throughput per precision (best size)";
-  c.y_label = "TFLOP/s";
+  c.y_label = "GEMM throughput";
   c.y_unit = a.unit;
   for (const auto& prec : precisions) {
     svg::BarGroup g;
