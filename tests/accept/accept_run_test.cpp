@@ -7,6 +7,7 @@
 
 #include <pty.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -221,6 +222,31 @@ TEST_F(FakeProbes, AHungProbeTimesOutInsideTheBudgetAndLaterOnesAreSkipped) {
   bool finding = false;
   for (const auto& f : run.report.findings) finding |= f.id == "probe.timeout";
   EXPECT_TRUE(finding);
+}
+
+TEST_F(FakeProbes, CtrlCLeavesAValidReportOfWhatFinished) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::setenv("NODEPROBE_NO_IMDS", "1", 1);
+    ::setenv("NODEPROBE_PROBE_DIR", dir.path().c_str(), 1);
+    ::setenv("NP_FAKE_HANG", "1", 1);
+    const std::string exe = bin("nodeprobe"), json = tmp.file("r.json");
+    ::execl(exe.c_str(), exe.c_str(), "accept", "--no-imds", "-q", "--json", json.c_str(), "--data-dir",
+            data.path().c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::usleep(1500 * 1000);  // limits is done, the fake gemm hangs
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const Report r = load_report(tmp.file("r.json"));
+  EXPECT_NE(probe(r, "limits")->status, Status::kSkip);
+  EXPECT_EQ(probe(r, "gemm")->reason, "interrupted (SIGINT)");
+  EXPECT_EQ(probe(r, "io")->reason, "not run: interrupted");
+  EXPECT_EQ(testing::schema_errors(nlohmann::json::parse(read_file(tmp.file("r.json")))), "");
 }
 
 }  // namespace

@@ -83,6 +83,15 @@ TEST(Compare, SingleValuesAreJudgedByTheThresholdAlone) {
   EXPECT_EQ(only(compare_reports(b, a, loose)).judgement.verdict, Verdict::kSame);
 }
 
+TEST(Compare, SpreadOnOneSideOnly) {
+  const auto single = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher));
+  const auto tight = one_metric(metric("mb_per_s", 120, "MB/s", Better::kHigher, {}, 118, 122, 20));
+  const auto wide = one_metric(metric("mb_per_s", 120, "MB/s", Better::kHigher, {}, 95, 140, 20));
+  EXPECT_EQ(only(compare_reports(single, tight, {})).judgement.verdict, Verdict::kBetter);
+  // The single value lies inside the other side's interval: no clear change.
+  EXPECT_EQ(only(compare_reports(single, wide, {})).judgement.verdict, Verdict::kAmbiguous);
+}
+
 TEST(Compare, ThresholdIsAPercentageOfBefore) {
   const auto b = one_metric(metric("x", 100, "", Better::kHigher));
   const auto a4 = one_metric(metric("x", 104.9, "", Better::kHigher));
