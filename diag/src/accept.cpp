@@ -56,11 +56,29 @@ ProbeResult skipped(const std::string& name, std::string reason) {
   return r;
 }
 
+/// Findings from checks and probe statuses, then those the probes and the
+/// diagnosis raised themselves; one already there (same id and probe) gets
+/// their evidence and remedy steps instead of a second entry.
 void finalize(Report& r, std::vector<Finding> extra_findings) {
   r.findings = findings_from_checks(r.probes);
   auto st = findings_from_probe_status(r.probes);
   r.findings.insert(r.findings.end(), st.begin(), st.end());
-  r.findings.insert(r.findings.end(), extra_findings.begin(), extra_findings.end());
+  for (auto& f : extra_findings) {
+    auto same = std::find_if(r.findings.begin(), r.findings.end(), [&](const Finding& g) {
+      return g.id == f.id && (g.probe == f.probe || f.probe.empty());
+    });
+    if (same == r.findings.end()) {
+      r.findings.push_back(std::move(f));
+      continue;
+    }
+    // The same problem seen twice (a check and a log line): one finding, all the evidence.
+    for (auto& e : f.evidence) same->evidence.push_back(std::move(e));
+    for (auto& step : f.remedy)
+      if (std::find(same->remedy.begin(), same->remedy.end(), step) == same->remedy.end())
+        same->remedy.push_back(std::move(step));
+    if (f.severity == Severity::kError) same->severity = Severity::kError;
+    same->count = std::max(same->count, f.count);
+  }
   r.verdict = compute_verdict(r);
   r.run.finished = utc_now_iso8601();
 }
@@ -94,7 +112,7 @@ void print_plan(const std::vector<PlannedProbe>& plan, const AcceptOptions& opt,
 /// Runs one planned entry's steps; a step that does not succeed stops the rest.
 std::vector<ProbeResult> run_entry(const PlannedProbe& p, double deadline_s, const std::string& bin,
                                    const std::string& work, const std::string& dataset, Clock& clock,
-                                   HostInfo& host) {
+                                   HostInfo& host, std::vector<Finding>& findings) {
   std::vector<ProbeResult> out;
   const double t0 = clock.now_s();
   for (std::size_t i = 0; i < p.steps.size(); ++i) {
@@ -111,9 +129,12 @@ std::vector<ProbeResult> run_entry(const PlannedProbe& p, double deadline_s, con
     if (o.have_host) merge_host(host, o.host);
     if (o.probes.size() == 1 && o.probes.front().name != spec.name) {
       // One probe per step: name it after the plan entry so runs stay comparable.
-      o.probes.front().config["probe"] = o.probes.front().name;
+      if (o.probes.front().config.is_object()) o.probes.front().config["probe"] = o.probes.front().name;
+      for (auto& f : o.findings)
+        if (f.probe == o.probes.front().name) f.probe = spec.name;
       o.probes.front().name = spec.name;
     }
+    for (auto& f : o.findings) findings.push_back(std::move(f));
     bool ok = true;
     for (const auto& r : o.probes)
       ok = ok && (r.status == Status::kPass || r.status == Status::kWarn);
@@ -237,6 +258,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
                                               live_free_bytes, tmp_parent())
                             : tmp_parent();
   std::string dataset;  // created on first use, removed at the end (accept made it)
+  std::vector<Finding> raised;  // findings the probes and the diagnosis raised themselves
 
   double estimate = 0;
   for (const auto& p : plan) estimate += p.estimate_s;
@@ -271,7 +293,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     }
     progress.begin(i, plan.size(), name, p.estimate_s);
     const double t0 = clock.now_s();
-    auto results = run_entry(p, deadline, ctx.bin_dir, work, dataset, clock, report.host);
+    auto results = run_entry(p, deadline, ctx.bin_dir, work, dataset, clock, report.host, raised);
     Status shown = Status::kSkip;
     std::vector<Status> all;
     for (const auto& r : results) all.push_back(r.status);
@@ -283,18 +305,18 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   if (!dataset.empty()) std::filesystem::remove_all(dataset, ec);
   std::filesystem::remove_all(work, ec);
 
-  std::vector<Finding> diag_findings;
   if (hooks.diagnose && !g_interrupted) {
     ProbeResult d;
     d.name = "diag";
     const double t0 = clock.now_s();
     try {
-      diag_findings = hooks.diagnose(report);
+      const std::vector<Finding> diag_findings = hooks.diagnose(report);
       std::vector<Status> st;
       for (const auto& f : diag_findings)
         st.push_back(f.severity == Severity::kError ? Status::kFail
                      : f.severity == Severity::kWarn ? Status::kWarn : Status::kPass);
       d.status = st.empty() ? Status::kPass : aggregate(st);
+      raised.insert(raised.end(), diag_findings.begin(), diag_findings.end());
     } catch (const std::exception& e) {
       d.status = Status::kError;
       d.reason = std::string("diagnosis failed: ") + e.what();
@@ -312,7 +334,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   expect.config["data_dir"] = data_dir;
   report.probes.push_back(std::move(expect));
 
-  finalize(report, std::move(diag_findings));
+  finalize(report, std::move(raised));
   int rc = g_interrupted ? exit_code::kInterrupted : exit_code_for(report.verdict);
   try {
     if (!opt.json_out.empty()) write_file_atomic(opt.json_out, dump_report(report));

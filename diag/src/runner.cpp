@@ -115,6 +115,7 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
       out.host = child.host;
       out.have_host = true;
       for (auto& p : child.probes) out.probes.push_back(std::move(p));
+      out.findings = std::move(child.findings);
       if (out.probes.empty())
         out.probes.push_back(synthetic(spec.name, Status::kError,
                                        spec.executable + " wrote a report without probes",

@@ -25,6 +25,7 @@ struct ProbeSpec {
 /// What running one probe executable produced.
 struct ProbeOutcome {
   std::vector<ProbeResult> probes;  ///< usually one; executables may hold several probes
+  std::vector<Finding> findings;    ///< findings the child raised (its checks' ones included)
   HostInfo host;                    ///< the child's host block (versions it knows)
   bool have_host = false;
   std::string stderr_tail;          ///< last lines the child printed on stderr

@@ -206,6 +206,12 @@ TEST_F(FakeProbes, StepsDatasetMpirunAndNamesFollowThePlan) {
   EXPECT_EQ(probe(run.report, "allreduce.fabric.tcp")->metrics[0].labels.at("provider"), "tcp");
   EXPECT_NE(probe(run.report, "allreduce.nccl")->reason.find("no NVIDIA GPU"), std::string::npos);
   EXPECT_EQ(probe(run.report, "gemm")->reason, "fake: no GPU");
+  // A finding the probe raised itself is kept, attributed to the plan entry.
+  bool fallback = false;
+  for (const auto& f : run.report.findings)
+    fallback |= f.id == "efa.fallback_tcp" && f.probe == "allreduce.fabric.tcp";
+  EXPECT_TRUE(fallback);
+  EXPECT_EQ(run.report.verdict, Status::kWarn);
 }
 
 TEST_F(FakeProbes, AHungProbeTimesOutInsideTheBudgetAndLaterOnesAreSkipped) {

@@ -70,6 +70,16 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> labels = {{"backend", arg_after(a, "--backend")}, {"size", "1024"}};
     if (!provider.empty()) labels["provider"] = provider;
     p.metrics.push_back({"busbw", 1, "GB/s", nodeprobe::Better::kHigher, labels, std::nullopt});
+    if (provider == "tcp") {  // a finding raised by the probe itself, not from a check
+      nodeprobe::Finding f;
+      f.id = "efa.fallback_tcp";
+      f.severity = nodeprobe::Severity::kWarn;
+      f.title = "Traffic fell back from EFA to TCP";
+      f.probe = "allreduce";
+      f.evidence = {{"fake", 0, "NET/Socket : Using [0]eth0"}};
+      f.remedy = {"fake remedy"};
+      r.findings.push_back(f);
+    }
   } else {
     p.name = "gemm";
     p.status = nodeprobe::Status::kSkip;
