@@ -1,12 +1,15 @@
 #pragma once
-/// `nodeprobe accept`: run every probe this build has, each with a deadline,
-/// merge their reports, judge, and write one report.
+/// `nodeprobe accept`: run every probe this build has, each with a deadline
+/// inside the profile's budget, judge the results against the instance
+/// type's expectations, and write one report (plus exports).
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "nodeprobe/exporters.h"
 #include "runner.h"
 
 namespace nodeprobe::diag {
@@ -16,23 +19,83 @@ struct AcceptOptions {
   std::string expect;             ///< instance type to judge against (e.g. p4d.24xlarge)
   std::string label;
   std::string json_out;
-  std::string data_dir;           ///< where IO datasets go (io probe)
-  std::vector<std::string> only;  ///< run only these probes
+  std::string data_dir;           ///< where the IO dataset goes (default: largest local fs, else /tmp)
+  std::vector<std::string> only;  ///< run only these entries (name or prefix: "allreduce")
+  std::string expectations;       ///< data file replacing the built-in one
+  std::string sysroot = "/";      ///< read /proc, /sys under DIR (fixtures); also passed to probes
+  double budget_s = 0;            ///< --budget: total seconds (0: the profile's budget)
+  bool no_imds = false;           ///< never ask the instance metadata service
+  bool list = false;              ///< print the plan and exit
   bool verbose = false;
   bool quiet = false;
+  ExportPaths exports;            ///< --prometheus, --cloudwatch-emf, --junit
 };
 
-/// Registers the subcommand; `run` is set when it was chosen.
+/// Work the lead wires in from other components (kept out of the options).
+struct AcceptHooks {
+  /// Diagnosis over the run so far (nodeprobe diag's diagnose()); empty when
+  /// this build has none. Its findings are added to the report.
+  std::function<std::vector<Finding>(const Report&)> diagnose;
+};
+
+/// Argument tail of one invocation of a probe executable, per profile.
+/// Placeholders: {dataset} (a fresh directory under the data dir), {ranks}.
+struct PlanStep {
+  std::string suffix;  ///< "" for a single step; else the report name gets "." + suffix
+  std::vector<std::string> quick, full;
+};
+
+/// One line of accept's plan: a probe executable and how to run it.
+struct PlanEntry {
+  std::string name;        ///< name in the report and for --only ("allreduce.mpi")
+  std::string executable;  ///< file beside `nodeprobe` ("nodeprobe-allreduce")
+  std::vector<PlanStep> steps;
+  double quick_deadline_s = 30, full_deadline_s = 120;  ///< all steps together
+  double quick_estimate_s = 1, full_estimate_s = 10;    ///< for the progress line
+  bool mpirun = false;     ///< launched as `mpirun -np {ranks}` (Open MPI), ranks = 2 quick, 4 full
+  bool needs_gpu = false;  ///< skipped with the reason when no NVIDIA GPU is visible; ranks = GPUs
+};
+
+/// The built-in plan, in run order (docs/accept.md explains each line).
+const std::vector<PlanEntry>& accept_entries();
+
+/// What this machine offers the plan.
+struct PlanContext {
+  std::string bin_dir;           ///< where probe executables live (ends with '/')
+  std::string mpirun;            ///< path of mpirun, "" when absent
+  bool gpu_present = false;
+  int gpu_count = 0;
+  int cpus = 1;
+  bool root = false;             ///< Open MPI refuses root without its opt-in variables
+  std::string sysroot = "/";
+};
+
+/// One entry resolved for this run.
+struct PlannedProbe {
+  const PlanEntry* entry = nullptr;
+  std::vector<ProbeSpec> steps;  ///< deadline_s left 0: the run assigns it from the budget
+  double deadline_s = 0, estimate_s = 0;
+  bool needs_dataset = false;
+  std::string skip_reason;       ///< not run here, and why
+};
+
+/// The plan for `opt` on a machine described by `ctx` (--only applied).
+std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx);
+
+/// Total budget of a profile: quick 60 s with a GPU, 15 s without; full 600 s.
+double accept_budget_s(const std::string& profile, bool gpu_present);
+
+/// Registers the subcommand.
 CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt);
 
-/// The probes accept runs, in order, for a profile.
-std::vector<ProbeSpec> accept_plan(const AcceptOptions& opt);
-
 /// Runs accept; returns the exit code.
-int run_accept(const AcceptOptions& opt, int argc, char** argv);
+int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHooks& hooks = {});
 
 /// Where probe executables are looked up: $NODEPROBE_PROBE_DIR, else the
 /// directory of the running `nodeprobe`. Ends with '/'.
 std::string probe_dir();
+
+/// The full path of `name` found in $PATH, or "".
+std::string find_in_path(const std::string& name);
 
 }  // namespace nodeprobe::diag

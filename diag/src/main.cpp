@@ -3,8 +3,10 @@
 #include <iostream>
 
 #include "accept.h"
+#include "compare_cmd.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
+#include "report_cmd.h"
 
 int main(int argc, char** argv) {
   using namespace nodeprobe;
@@ -14,10 +16,16 @@ int main(int argc, char** argv) {
 
   diag::AcceptOptions accept;
   CLI::App* accept_cmd = diag::setup_accept(app, accept);
+  diag::CompareCmdOptions compare;
+  CLI::App* compare_cmd = diag::setup_compare(app, compare);
+  diag::ReportCmdOptions report;
+  CLI::App* report_cmd = diag::setup_report(app, report);
 
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   try {
     if (accept_cmd->parsed()) return diag::run_accept(accept, argc, argv);
+    if (compare_cmd->parsed()) return diag::run_compare(compare);
+    if (report_cmd->parsed()) return diag::run_report(report);
   } catch (const std::exception& e) {
     std::cerr << "nodeprobe: " << e.what() << "\n";
     return exit_code::kError;

@@ -64,7 +64,8 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
   ::unlink(json.c_str());
 
   SpawnOptions opt;
-  opt.argv = {exe};
+  opt.argv = spec.launcher;
+  opt.argv.push_back(exe);
   opt.argv.insert(opt.argv.end(), spec.args.begin(), spec.args.end());
   // The probe's own deadline comes first so it can write a partial report;
   // the runner's kill is the backstop.
@@ -114,6 +115,7 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
       out.host = child.host;
       out.have_host = true;
       for (auto& p : child.probes) out.probes.push_back(std::move(p));
+      out.findings = std::move(child.findings);
       if (out.probes.empty())
         out.probes.push_back(synthetic(spec.name, Status::kError,
                                        spec.executable + " wrote a report without probes",

@@ -18,11 +18,14 @@ struct ProbeSpec {
   std::vector<std::string> args; ///< extra arguments
   double deadline_s = 30;        ///< wall-clock budget; the group is killed after it
   std::vector<std::string> env_set;  ///< NAME=VALUE for the child
+  /// argv prefix that launches the executable (e.g. {"/usr/bin/mpirun", "-np", "2"}); empty: direct.
+  std::vector<std::string> launcher;
 };
 
 /// What running one probe executable produced.
 struct ProbeOutcome {
   std::vector<ProbeResult> probes;  ///< usually one; executables may hold several probes
+  std::vector<Finding> findings;    ///< findings the child raised (its checks' ones included)
   HostInfo host;                    ///< the child's host block (versions it knows)
   bool have_host = false;
   std::string stderr_tail;          ///< last lines the child printed on stderr

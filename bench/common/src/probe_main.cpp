@@ -113,6 +113,9 @@ void add_common_flags(CLI::App& app, CommonOptions& opt) {
   app.add_option("--sysroot", opt.sysroot, "Read /proc, /sys and /etc under DIR (fixtures)")
       ->check(CLI::ExistingDirectory);
   app.add_flag("-q,--quiet", opt.quiet, "No text summary");
+  app.add_option("--prometheus", opt.exports.prometheus, "Also write a node_exporter textfile (*.prom)");
+  app.add_option("--cloudwatch-emf", opt.exports.emf, "Also write CloudWatch EMF JSON lines");
+  app.add_option("--junit", opt.exports.junit, "Also write JUnit XML");
   app.set_version_flag("--version", std::string(kVersion) + " (" + kGitDescribe + ")");
 }
 
@@ -171,10 +174,11 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
     for (const auto& p : probes) text << p->key() << "\t" << p->description() << "\n";
     return exit_code::kOk;
   }
-  if (auto why = check_output_path(opt.json_out); !why.empty()) {
-    std::cerr << tool_name << ": " << why << "\n";
-    return exit_code::kError;
-  }
+  for (const auto* path : {&opt.json_out, &opt.exports.prometheus, &opt.exports.emf, &opt.exports.junit})
+    if (auto why = check_output_path(*path); !why.empty()) {
+      std::cerr << tool_name << ": " << why << "\n";
+      return exit_code::kError;
+    }
 
   const FsRoot fs(opt.sysroot);
   Clock& clock = steady_clock();
@@ -244,6 +248,14 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
   if (!opt.json_out.empty()) {
     try {
       write_file_atomic(opt.json_out, doc);
+    } catch (const std::exception& e) {
+      std::cerr << tool_name << ": " << e.what() << "\n";
+      rc = exit_code::kError;
+    }
+  }
+  if (opt.exports.any()) {
+    try {
+      for (const auto& [path, content] : export_documents(report, opt.exports)) write_file_atomic(path, content);
     } catch (const std::exception& e) {
       std::cerr << tool_name << ": " << e.what() << "\n";
       rc = exit_code::kError;

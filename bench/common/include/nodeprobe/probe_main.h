@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "nodeprobe/exporters.h"
+
 #include "nodeprobe/probe.h"
 #include "nodeprobe/version.h"
 
@@ -24,6 +26,7 @@ struct CommonOptions {
   std::string label;        ///< --label L (free text kept in run.label)
   std::string sysroot = "/";  ///< --sysroot DIR: read /proc, /sys, /etc under DIR (tests, bundles)
   bool quiet = false;       ///< --quiet: no text summary
+  ExportPaths exports;      ///< --prometheus / --cloudwatch-emf / --junit FILE
 };
 
 /// Registers the common flags on `app`.

@@ -1,0 +1,112 @@
+// accept's plan: one entry per probe executable. To add a probe, add a line
+// to accept_entries(); an executable missing from the build is reported as
+// "not available", never faked.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "accept.h"
+
+namespace nodeprobe::diag {
+
+const std::vector<PlanEntry>& accept_entries() {
+  // Argument lists follow the probes' documented flags (docs/accept.md);
+  // the runner appends --json FILE --quiet --timeout SECONDS to every step.
+  static const std::vector<PlanEntry> e = {
+      {"limits", "nodeprobe-limits", {{"", {}, {}}}, 10, 30, 1, 2, false, false},
+      {"gemm", "nodeprobe-gemm", {{"", {}, {}}}, 45, 300, 20, 180, false, false},
+      {"io", "nodeprobe-io",
+       {{"prepare",
+         {"prepare", "--dir", "{dataset}", "--files", "2000", "--size", "110K"},
+         {"prepare", "--dir", "{dataset}", "--files", "20000", "--size", "110K", "--shards", "16"}},
+        {"read",
+         {"read", "--dir", "{dataset}", "--epochs", "1", "--step-ms", "2"},
+         {"read", "--dir", "{dataset}", "--epochs", "2", "--step-ms", "5", "--cold"}}},
+       20, 180, 4, 90, false, false},
+      {"allreduce.mpi", "nodeprobe-allreduce",
+       {{"", {"--backend", "mpi", "-b", "1K", "-e", "16M", "-f", "4", "-n", "10", "-w", "2"},
+         {"--backend", "mpi", "-b", "8", "-e", "256M", "-f", "2", "-n", "20", "-w", "5"}}},
+       15, 120, 3, 60, true, false},
+      {"allreduce.fabric.shm", "nodeprobe-allreduce",
+       {{"", {"--backend", "fabric", "--provider", "shm", "-b", "1K", "-e", "16M", "-f", "4", "-n", "10", "-w", "2"},
+         {"--backend", "fabric", "--provider", "shm", "-b", "8", "-e", "256M", "-f", "2", "-n", "20", "-w", "5"}}},
+       15, 120, 3, 60, true, false},
+      {"allreduce.fabric.tcp", "nodeprobe-allreduce",
+       {{"", {"--backend", "fabric", "--provider", "tcp", "-b", "1K", "-e", "16M", "-f", "4", "-n", "10", "-w", "2"},
+         {"--backend", "fabric", "--provider", "tcp", "-b", "8", "-e", "256M", "-f", "2", "-n", "20", "-w", "5"}}},
+       15, 120, 3, 60, true, false},
+      {"allreduce.nccl", "nodeprobe-allreduce",
+       {{"", {"--backend", "nccl", "-b", "1K", "-e", "256M", "-f", "4", "-n", "10", "-w", "2"},
+         {"--backend", "nccl", "-b", "8", "-e", "2G", "-f", "2", "-n", "20", "-w", "5"}}},
+       30, 180, 15, 120, true, true},
+  };
+  return e;
+}
+
+double accept_budget_s(const std::string& profile, bool gpu_present) {
+  if (profile == "full") return 600;
+  return gpu_present ? 60 : 15;
+}
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const auto end = dirs.find(':', start);
+    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (dir.empty()) dir = ".";
+    const std::string full = dir + "/" + name;
+    if (::access(full.c_str(), X_OK) == 0) return full;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return {};
+}
+
+std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx) {
+  const bool full = opt.profile == "full";
+  std::vector<PlannedProbe> plan;
+  for (const PlanEntry& e : accept_entries()) {
+    if (!opt.only.empty() &&
+        std::none_of(opt.only.begin(), opt.only.end(), [&](const std::string& o) {
+          return e.name == o || (e.name.size() > o.size() && e.name.compare(0, o.size(), o) == 0 &&
+                                 e.name[o.size()] == '.');
+        }))
+      continue;
+    PlannedProbe p;
+    p.entry = &e;
+    p.deadline_s = full ? e.full_deadline_s : e.quick_deadline_s;
+    p.estimate_s = full ? e.full_estimate_s : e.quick_estimate_s;
+    if (::access((ctx.bin_dir + e.executable).c_str(), X_OK) != 0) {
+      p.skip_reason = "not available: " + e.executable + " is not part of this build";
+    } else if (e.needs_gpu && !ctx.gpu_present) {
+      p.skip_reason = "no NVIDIA GPU visible (no /proc/driver/nvidia/gpus entry, no /dev/nvidia0)";
+    } else if (e.mpirun && ctx.mpirun.empty()) {
+      p.skip_reason = "not available: mpirun (Open MPI) is not in PATH";
+    }
+    if (!p.skip_reason.empty()) p.estimate_s = 0;
+    const int ranks = e.needs_gpu ? std::max(1, ctx.gpu_count) : (full ? std::min(4, std::max(2, ctx.cpus)) : 2);
+    for (const PlanStep& st : e.steps) {
+      ProbeSpec spec;
+      spec.name = e.name + (st.suffix.empty() ? "" : "." + st.suffix);
+      spec.executable = e.executable;
+      for (std::string a : full ? st.full : st.quick) {
+        if (a == "{dataset}") p.needs_dataset = true;
+        if (a == "{ranks}") a = std::to_string(ranks);
+        spec.args.push_back(a);
+      }
+      if (ctx.sysroot != "/" && !ctx.sysroot.empty()) spec.args.insert(spec.args.end(), {"--sysroot", ctx.sysroot});
+      if (e.mpirun && !ctx.mpirun.empty()) {
+        spec.launcher = {ctx.mpirun, "-np", std::to_string(ranks), "--oversubscribe", "--bind-to", "none"};
+        if (ctx.root) spec.env_set = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+      }
+      p.steps.push_back(std::move(spec));
+    }
+    plan.push_back(std::move(p));
+  }
+  return plan;
+}
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,76 @@
+#include "compare_cmd.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "nodeprobe/atomic_file.h"
+#include "nodeprobe/compare.h"
+#include "nodeprobe/probe_main.h"
+#include "nodeprobe/render_compare.h"
+#include "nodeprobe/render_html.h"
+#include "nodeprobe/report_json.h"
+#include "nodeprobe/status.h"
+
+namespace nodeprobe::diag {
+
+CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt) {
+  CLI::App* sub = app.add_subcommand("compare", "Did my tuning help? Compare two reports, noise-aware");
+  sub->add_option("BEFORE", opt.before, "Report before the change")->required();
+  sub->add_option("AFTER", opt.after, "Report after the change")->required();
+  sub->add_option("--threshold", opt.threshold_pct, "Smallest change in % that counts (default 5)")
+      ->check(CLI::Range(0.01, 1000.0));
+  sub->add_option("--noise-factor", opt.noise_factor,
+                  "'same' needs both spreads within FACTOR x threshold (default 2)")
+      ->check(CLI::Range(0.0, 100.0));
+  sub->add_option("--format", opt.format, "text, md, json or html")
+      ->check(CLI::IsMember({"text", "md", "json", "html"}));
+  sub->add_option("--out", opt.out, "Write to FILE instead of stdout");
+  return sub;
+}
+
+int run_compare(const CompareCmdOptions& opt) {
+  if (auto why = check_output_path(opt.out); !why.empty()) {
+    std::cerr << "nodeprobe compare: " << why << "\n";
+    return exit_code::kError;
+  }
+  Report before, after;
+  try {
+    before = load_report(opt.before);
+    after = load_report(opt.after);
+  } catch (const ReportError& e) {
+    std::cerr << "nodeprobe compare: " << e.what() << "\n";
+    return exit_code::kError;
+  }
+  CompareOptions copt;
+  copt.threshold_pct = opt.threshold_pct;
+  copt.noise_factor = opt.noise_factor;
+  const Comparison c = compare_reports(before, after, copt, opt.before, opt.after);
+
+  std::ostringstream doc;
+  const bool color = opt.out.empty() && opt.format == "text" && ::isatty(STDOUT_FILENO);
+  if (opt.format == "text") render_compare_text(c, doc, color);
+  else if (opt.format == "md") render_compare_markdown(c, doc);
+  else if (opt.format == "json") doc << compare_to_json(c).dump(2) << "\n";
+  else {
+    HtmlOptions h;
+    h.before = &before;
+    h.comparison = &c;
+    h.title = "nodeprobe compare: " + after.host.hostname;
+    render_html(after, doc, h);
+  }
+  if (opt.out.empty()) {
+    std::cout << doc.str() << std::flush;
+  } else {
+    try {
+      write_file_atomic(opt.out, doc.str());
+    } catch (const std::exception& e) {
+      std::cerr << "nodeprobe compare: " << e.what() << "\n";
+      return exit_code::kError;
+    }
+  }
+  return c.any_worse() ? exit_code::kFail : exit_code::kOk;
+}
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,22 @@
+#pragma once
+/// `nodeprobe compare BEFORE AFTER`: before/after verdict per metric, the
+/// environment diff; exit 1 when any metric is worse (CI gating), 2 on bad input.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace nodeprobe::diag {
+
+struct CompareCmdOptions {
+  std::string before, after;
+  double threshold_pct = 5;
+  double noise_factor = 2;
+  std::string format = "text";  ///< text | md | json | html
+  std::string out;              ///< file instead of stdout
+};
+
+CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt);
+int run_compare(const CompareCmdOptions& opt);
+
+}  // namespace nodeprobe::diag

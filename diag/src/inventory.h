@@ -1,0 +1,57 @@
+#pragma once
+/// What accept can see of the hardware without any vendor library: GPUs from
+/// the probes' host block or /proc/driver/nvidia/gpus, EFA devices from
+/// /sys/class/infiniband, local filesystems for the IO dataset. All read
+/// under an FsRoot so tests run them on fixture trees.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nodeprobe/fs_root.h"
+#include "nodeprobe/report.h"
+
+namespace nodeprobe::diag {
+
+struct GpuInventory {
+  int count = 0;
+  std::vector<std::string> models;  ///< one per GPU
+  std::string source;               ///< "host.gpus (probe)", "/proc/driver/nvidia/gpus" or "none"
+};
+
+/// GPUs as a probe reported them (objects with "name"/"model"), else from the
+/// driver's /proc tree (needs the nvidia module loaded).
+GpuInventory gpu_inventory(const FsRoot& fs, const Json& host_gpus);
+
+/// True when an NVIDIA GPU is visible (/proc/driver/nvidia/gpus or /dev/nvidia0).
+bool nvidia_gpu_present(const FsRoot& fs);
+
+struct EfaInventory {
+  int count = 0;
+  std::vector<std::string> devices;
+  std::string source;
+};
+
+/// RDMA devices bound to the "efa" driver (/sys/class/infiniband/*/device/driver).
+EfaInventory efa_inventory(const FsRoot& fs);
+
+struct MountEntry {
+  std::string device, dir, type, options;
+};
+
+/// Parses /proc/self/mounts text (octal escapes such as \040 decoded).
+std::vector<MountEntry> parse_mounts(const std::string& text);
+
+/// Free bytes of a writable directory, or nullopt.
+using FreeBytesFn = std::function<std::optional<double>(const std::string& dir)>;
+
+/// The largest writable local (block-device) filesystem other than "/" and
+/// /boot, else `fallback`.
+std::string choose_data_dir(const std::vector<MountEntry>& mounts, const FreeBytesFn& free_bytes,
+                            const std::string& fallback = "/tmp");
+
+/// statvfs + access(W_OK) on the live system.
+std::optional<double> live_free_bytes(const std::string& dir);
+
+}  // namespace nodeprobe::diag

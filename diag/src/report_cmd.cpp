@@ -1,0 +1,95 @@
+#include "report_cmd.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "nodeprobe/atomic_file.h"
+#include "nodeprobe/compare.h"
+#include "nodeprobe/probe_main.h"
+#include "nodeprobe/render_compare.h"
+#include "nodeprobe/render_html.h"
+#include "nodeprobe/render_markdown.h"
+#include "nodeprobe/render_text.h"
+#include "nodeprobe/report_json.h"
+#include "nodeprobe/status.h"
+
+namespace nodeprobe::diag {
+
+CLI::App* setup_report(CLI::App& app, ReportCmdOptions& opt) {
+  CLI::App* sub = app.add_subcommand("report", "Render a saved report (text, Markdown, JSON, HTML)");
+  sub->add_option("RUN", opt.run, "Report file ('-' reads stdin)")->required();
+  sub->add_option("--compare", opt.compare, "Baseline report: show RUN against it (before = baseline)");
+  sub->add_option("--html", opt.html, "Write a self-contained HTML page to FILE");
+  sub->add_option("--format", opt.format, "stdout rendering: text (default), md or json")
+      ->check(CLI::IsMember({"text", "md", "json"}))
+      ->each([&opt](const std::string&) { opt.format_given = true; });
+  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)")
+      ->check(CLI::Range(0.01, 1000.0));
+  sub->add_flag("-v,--verbose", opt.verbose, "Text: every check and metric");
+  return sub;
+}
+
+int run_report(const ReportCmdOptions& opt) {
+  if (auto why = check_output_path(opt.html); !why.empty()) {
+    std::cerr << "nodeprobe report: " << why << "\n";
+    return exit_code::kError;
+  }
+  Report run, base;
+  try {
+    run = load_report(opt.run);
+    if (!opt.compare.empty()) base = load_report(opt.compare);
+  } catch (const ReportError& e) {
+    std::cerr << "nodeprobe report: " << e.what() << "\n";
+    return exit_code::kError;
+  }
+  std::unique_ptr<Comparison> cmp;
+  if (!opt.compare.empty()) {
+    CompareOptions copt;
+    copt.threshold_pct = opt.threshold_pct;
+    cmp = std::make_unique<Comparison>(compare_reports(base, run, copt, opt.compare, opt.run));
+  }
+  if (!opt.html.empty()) {
+    std::ostringstream page;
+    HtmlOptions h;
+    if (cmp) {
+      h.before = &base;
+      h.comparison = cmp.get();
+    }
+    render_html(run, page, h);
+    try {
+      write_file_atomic(opt.html, page.str());
+    } catch (const std::exception& e) {
+      std::cerr << "nodeprobe report: " << e.what() << "\n";
+      return exit_code::kError;
+    }
+    if (!opt.format_given) {
+      std::cerr << "nodeprobe report: wrote " << opt.html << "\n";
+      return exit_code::kOk;
+    }
+  }
+  if (opt.format == "json") {
+    std::cout << (cmp ? compare_to_json(*cmp).dump(2) + "\n" : dump_report(run));
+  } else if (opt.format == "md") {
+    render_markdown(run, std::cout);
+    if (cmp) {
+      std::cout << "\n";
+      render_compare_markdown(*cmp, std::cout);
+    }
+  } else {
+    TextOptions t;
+    t.color = ::isatty(STDOUT_FILENO) != 0;
+    t.verbose = opt.verbose;
+    render_text(run, std::cout, t);
+    if (cmp) {
+      std::cout << "\n";
+      render_compare_text(*cmp, std::cout, t.color);
+    }
+  }
+  std::cout << std::flush;
+  return exit_code::kOk;
+}
+
+}  // namespace nodeprobe::diag

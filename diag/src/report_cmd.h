@@ -1,0 +1,25 @@
+#pragma once
+/// `nodeprobe report RUN.json [--compare BASELINE.json] [--html OUT.html]
+/// [--format text|md|json]`: renders a saved report; the HTML page is one
+/// self-contained file with charts.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace nodeprobe::diag {
+
+struct ReportCmdOptions {
+  std::string run;
+  std::string compare;       ///< baseline: the "before" of a comparison (RUN is "after")
+  std::string html;
+  std::string format = "text";
+  bool format_given = false;
+  double threshold_pct = 5;
+  bool verbose = false;
+};
+
+CLI::App* setup_report(CLI::App& app, ReportCmdOptions& opt);
+int run_report(const ReportCmdOptions& opt);
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,92 @@
+// Test stand-in for probe executables that are not in this build (io,
+// allreduce, gemm): installed under their names in a temporary probe
+// directory, it checks the arguments accept passes and writes a small valid
+// report, so accept's plan mechanics (steps, dataset, mpirun launch,
+// renaming, deadlines) are tested without the real probes. Its numbers are
+// fixed placeholders, never measurements.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "nodeprobe/report_json.h"
+
+using nodeprobe::Json;
+
+namespace {
+
+std::string arg_after(const std::vector<std::string>& a, const std::string& flag) {
+  for (std::size_t i = 0; i + 1 < a.size(); ++i)
+    if (a[i] == flag) return a[i + 1];
+  return {};
+}
+
+int fail(const std::string& why) {
+  std::fprintf(stderr, "fake_probe: %s\n", why.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> a(argv + 1, argv + argc);
+  const std::string self = std::filesystem::path(argv[0]).filename();
+  const std::string json = arg_after(a, "--json");
+  if (json.empty() || arg_after(a, "--timeout").empty()) return fail("no --json/--timeout from the runner");
+  if (self == "nodeprobe-gemm" && std::getenv("NP_FAKE_HANG")) {
+    for (;;) ::pause();
+  }
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank && std::string(rank) != "0") return 0;  // rank 0 writes the report
+
+  nodeprobe::Report r;
+  r.tool = {self, "0", "fake"};
+  r.run = {"fake", "", {}, "2026-01-01T00:00:00.000Z", "2026-01-01T00:00:01.000Z"};
+  r.host.hostname = "fake";
+  nodeprobe::ProbeResult p;
+  p.status = nodeprobe::Status::kPass;
+  p.duration_s = 0.01;
+  p.config = Json{{"argv", a}, {"ranks", std::getenv("OMPI_COMM_WORLD_SIZE") ? std::getenv("OMPI_COMM_WORLD_SIZE") : "1"}};
+  if (self == "nodeprobe-io") {
+    const std::string dir = arg_after(a, "--dir");
+    if (dir.empty() || !std::filesystem::is_directory(dir)) return fail("--dir is not a directory");
+    if (a.front() == "prepare") {
+      if (!std::filesystem::is_empty(dir)) return fail("prepare into a non-empty directory");
+      std::ofstream(dir + "/.fake-dataset") << "marker\n";
+      p.name = "io.prepare";
+    } else if (a.front() == "read") {
+      if (!std::filesystem::exists(dir + "/.fake-dataset")) return fail("read without a prepared dataset");
+      p.name = "io.read";
+      p.metrics.push_back({"au", 50, "%", nodeprobe::Better::kHigher, {{"workers", "1"}}, std::nullopt});
+    } else {
+      return fail("unknown io subcommand " + a.front());
+    }
+  } else if (self == "nodeprobe-allreduce") {
+    p.name = "allreduce";
+    const std::string provider = arg_after(a, "--provider");
+    std::map<std::string, std::string> labels = {{"backend", arg_after(a, "--backend")}, {"size", "1024"}};
+    if (!provider.empty()) labels["provider"] = provider;
+    p.metrics.push_back({"busbw", 1, "GB/s", nodeprobe::Better::kHigher, labels, std::nullopt});
+    if (provider == "tcp") {  // a finding raised by the probe itself, not from a check
+      nodeprobe::Finding f;
+      f.id = "efa.fallback_tcp";
+      f.severity = nodeprobe::Severity::kWarn;
+      f.title = "Traffic fell back from EFA to TCP";
+      f.probe = "allreduce";
+      f.evidence = {{"fake", 0, "NET/Socket : Using [0]eth0"}};
+      f.remedy = {"fake remedy"};
+      r.findings.push_back(f);
+    }
+  } else {
+    p.name = "gemm";
+    p.status = nodeprobe::Status::kSkip;
+    p.reason = "fake: no GPU";
+  }
+  r.probes.push_back(p);
+  r.verdict = nodeprobe::compute_verdict(r);
+  std::ofstream(json) << nodeprobe::dump_report(r);
+  return 0;
+}

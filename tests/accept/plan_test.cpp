@@ -1,0 +1,164 @@
+// accept's plan: entries, availability, GPU and mpirun requirements, --only,
+// placeholders, budgets, and the progress line.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <sstream>
+
+#include "accept.h"
+#include "accept_progress.h"
+#include "test_support.h"
+#include "verdict_table.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+using nodeprobe::testing::TempDir;
+
+void make_exe(const TempDir& d, const std::string& name) {
+  nodeprobe::testing::write_file(d.file(name), "#!/bin/sh\nexit 0\n");
+  ::chmod(d.file(name).c_str(), 0755);
+}
+
+const PlannedProbe* find(const std::vector<PlannedProbe>& plan, const std::string& name) {
+  for (const auto& p : plan)
+    if (p.entry->name == name) return &p;
+  return nullptr;
+}
+
+TEST(AcceptPlan, EveryProbeHasAnEntryWithDeadlinesPerProfile) {
+  std::set<std::string> exes;
+  for (const auto& e : accept_entries()) {
+    exes.insert(e.executable);
+    EXPECT_FALSE(e.steps.empty()) << e.name;
+    EXPECT_GT(e.quick_deadline_s, 0) << e.name;
+    EXPECT_GE(e.full_deadline_s, e.quick_deadline_s) << e.name;
+  }
+  for (const char* x : {"nodeprobe-limits", "nodeprobe-gemm", "nodeprobe-io", "nodeprobe-allreduce"})
+    EXPECT_TRUE(exes.count(x)) << x;
+}
+
+TEST(AcceptPlan, MissingExecutablesAreNotAvailableNeverFaked) {
+  TempDir bin;
+  make_exe(bin, "nodeprobe-limits");
+  AcceptOptions opt;
+  PlanContext ctx;
+  ctx.bin_dir = bin.path() + "/";
+  ctx.mpirun = "/usr/bin/mpirun";
+  const auto plan = accept_plan(opt, ctx);
+  EXPECT_TRUE(find(plan, "limits")->skip_reason.empty());
+  EXPECT_EQ(find(plan, "gemm")->skip_reason, "not available: nodeprobe-gemm is not part of this build");
+  EXPECT_EQ(find(plan, "io")->skip_reason, "not available: nodeprobe-io is not part of this build");
+}
+
+TEST(AcceptPlan, GpuAndMpirunRequirementsGiveReasons) {
+  TempDir bin;
+  make_exe(bin, "nodeprobe-allreduce");
+  AcceptOptions opt;
+  PlanContext ctx;
+  ctx.bin_dir = bin.path() + "/";
+  auto plan = accept_plan(opt, ctx);
+  EXPECT_NE(find(plan, "allreduce.nccl")->skip_reason.find("no NVIDIA GPU visible"), std::string::npos);
+  EXPECT_EQ(find(plan, "allreduce.mpi")->skip_reason, "not available: mpirun (Open MPI) is not in PATH");
+  ctx.mpirun = "/usr/bin/mpirun";
+  ctx.gpu_present = true;
+  ctx.gpu_count = 8;
+  ctx.root = true;
+  plan = accept_plan(opt, ctx);
+  const auto* nccl = find(plan, "allreduce.nccl");
+  EXPECT_TRUE(nccl->skip_reason.empty());
+  const auto& l = nccl->steps.at(0).launcher;
+  ASSERT_GE(l.size(), 3u);
+  EXPECT_EQ(l[0], "/usr/bin/mpirun");
+  EXPECT_EQ(l[2], "8");  // one rank per GPU
+  EXPECT_EQ(find(plan, "allreduce.mpi")->steps.at(0).launcher.at(2), "2");
+  EXPECT_EQ(nccl->steps.at(0).env_set.at(0), "OMPI_ALLOW_RUN_AS_ROOT=1");
+}
+
+TEST(AcceptPlan, OnlySelectsByNameOrPrefixAndProfilesChangeArgs) {
+  AcceptOptions opt;
+  opt.only = {"allreduce"};
+  PlanContext ctx;
+  ctx.bin_dir = "/nonexistent/";
+  auto plan = accept_plan(opt, ctx);
+  EXPECT_EQ(plan.size(), 4u);
+  for (const auto& p : plan) EXPECT_EQ(p.entry->name.rfind("allreduce.", 0), 0u);
+  opt.only = {"io", "limits"};
+  plan = accept_plan(opt, ctx);
+  ASSERT_EQ(plan.size(), 2u);
+  const auto* io = find(plan, "io");
+  ASSERT_EQ(io->steps.size(), 2u);
+  EXPECT_EQ(io->steps[0].name, "io.prepare");
+  EXPECT_EQ(io->steps[1].name, "io.read");
+  EXPECT_TRUE(io->needs_dataset);
+  opt.profile = "full";
+  opt.only = {"allreduce.mpi"};
+  ctx.sysroot = "/fixture";
+  plan = accept_plan(opt, ctx);
+  const auto& args = plan.at(0).steps.at(0).args;
+  EXPECT_NE(std::find(args.begin(), args.end(), "256M"), args.end());
+  EXPECT_EQ(args.back(), "/fixture");  // --sysroot passed on
+  opt.only = {"nothing"};
+  EXPECT_TRUE(accept_plan(opt, ctx).empty());
+}
+
+TEST(AcceptPlan, Budgets) {
+  EXPECT_EQ(accept_budget_s("quick", false), 15);
+  EXPECT_EQ(accept_budget_s("quick", true), 60);
+  EXPECT_EQ(accept_budget_s("full", false), 600);
+}
+
+TEST(AcceptProgress, LineShowsProbeElapsedAndEstimate) {
+  FakeClock clock;
+  std::ostringstream out;
+  Progress p(out, true, clock, 14);
+  p.begin(2, 8, "io", 6);
+  clock.advance(4.1);
+  EXPECT_NE(p.line().find("[3/8] io"), std::string::npos);
+  EXPECT_NE(p.line().find("4.1 s of ~6 s"), std::string::npos);
+  EXPECT_NE(p.line().find("total   4.1 s of ~14 s"), std::string::npos);
+  p.end(Status::kPass, 4.1);
+  EXPECT_NE(out.str().find("\r\033[K[3/8] io"), std::string::npos);
+  EXPECT_NE(out.str().find("pass"), std::string::npos);
+}
+
+TEST(AcceptProgress, DisabledPrintsNothing) {
+  FakeClock clock;
+  std::ostringstream out;
+  Progress p(out, false, clock, 14);
+  p.begin(0, 1, "limits", 1);
+  p.end(Status::kPass, 0.5);
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(VerdictTable, StatusKeyNumbersReasonsFindingsAndExitCode) {
+  Report r;
+  ProbeResult a;
+  a.name = "gemm";
+  a.status = Status::kSkip;
+  a.reason = "not available: nodeprobe-gemm is not part of this build";
+  r.probes.push_back(a);
+  ProbeResult b;
+  b.name = "allreduce.mpi";
+  b.status = Status::kPass;
+  b.metrics.push_back({"busbw", 12.5, "GB/s", Better::kHigher, {{"size", "1M"}}, std::nullopt});
+  r.probes.push_back(b);
+  Finding f;
+  f.id = "limits.memlock";
+  f.title = "Locked-memory limit (memlock) below recommendation";
+  f.remedy = {"first step", "second step"};
+  r.findings.push_back(f);
+  r.verdict = Status::kWarn;
+  std::ostringstream out;
+  render_verdict_table(r, out, false, 0);
+  const std::string t = out.str();
+  EXPECT_NE(t.find("gemm           skip    0.0 s    not available"), std::string::npos) << t;
+  EXPECT_NE(t.find("busbw max 12.5 GB/s"), std::string::npos) << t;
+  EXPECT_NE(t.find("fix: first step"), std::string::npos);
+  EXPECT_EQ(t.find("second step"), std::string::npos);
+  EXPECT_NE(t.find("verdict: warn    (exit 0)"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag

@@ -1,0 +1,199 @@
+// Compare verdicts on crafted report pairs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "nodeprobe/compare.h"
+#include "nodeprobe/render_compare.h"
+#include "report_fixtures.h"
+
+namespace nodeprobe {
+namespace {
+
+using testing::add_probe;
+using testing::base_report;
+using testing::metric;
+
+Report one_metric(const Metric& m, const std::string& probe = "io") {
+  Report r = base_report();
+  r.probes[add_probe(r, probe, Status::kPass)].metrics.push_back(m);
+  return r;
+}
+
+const MetricDiff& only(const Comparison& c) {
+  EXPECT_EQ(c.metrics.size(), 1u);
+  return c.metrics.front();
+}
+
+TEST(Compare, ClearImprovementWithSeparatedSpreadsIsBetter) {
+  const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 97, 103, 20));
+  const auto a = one_metric(metric("mb_per_s", 130, "MB/s", Better::kHigher, {}, 126, 134, 20));
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kBetter);
+  EXPECT_NEAR(only(c).judgement.delta_pct, 30, 1e-9);
+  EXPECT_FALSE(c.any_worse());
+}
+
+TEST(Compare, ClearRegressionIsWorse) {
+  const auto b = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {{"size", "1048576"}}, 39, 41, 20), "allreduce");
+  const auto a = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {{"size", "1048576"}}, 29, 31, 20), "allreduce");
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
+  EXPECT_TRUE(c.any_worse());
+  EXPECT_NE(only(c).judgement.reason.find("do not overlap"), std::string::npos);
+}
+
+TEST(Compare, OverlappingSpreadsBeyondThresholdAreAmbiguous) {
+  // +10 % at the centre, but each side varied over +-15 %.
+  const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 85, 115, 20));
+  const auto a = one_metric(metric("mb_per_s", 110, "MB/s", Better::kHigher, {}, 94, 126, 20));
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_FALSE(c.any_worse());
+}
+
+TEST(Compare, SmallChangeWithTightSpreadsIsSame) {
+  const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 99, 101, 20));
+  const auto a = one_metric(metric("mb_per_s", 98, "MB/s", Better::kHigher, {}, 97, 99, 20));
+  EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kSame);
+}
+
+TEST(Compare, SmallChangeWithHugeSpreadIsAmbiguousNotSame) {
+  const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 50, 150, 20));
+  const auto a = one_metric(metric("mb_per_s", 101, "MB/s", Better::kHigher, {}, 52, 149, 20));
+  EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kAmbiguous);
+}
+
+TEST(Compare, LowerIsBetterDirectionIsHonoured) {
+  // Latency fell from 20 us to 10 us: better, not worse.
+  const auto b = one_metric(metric("latency", 20, "us", Better::kLower, {}, 19, 21, 50));
+  const auto a = one_metric(metric("latency", 10, "us", Better::kLower, {}, 9.5, 10.5, 50));
+  EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kBetter);
+  EXPECT_EQ(only(compare_reports(a, b, {})).judgement.verdict, Verdict::kWorse);
+}
+
+TEST(Compare, SingleValuesAreJudgedByTheThresholdAlone) {
+  const auto b = one_metric(metric("au", 80, "%", Better::kHigher));
+  const auto a = one_metric(metric("au", 70, "%", Better::kHigher));
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
+  EXPECT_NE(only(c).judgement.reason.find("threshold alone"), std::string::npos);
+  CompareOptions loose;
+  loose.threshold_pct = 20;
+  EXPECT_EQ(only(compare_reports(b, a, loose)).judgement.verdict, Verdict::kSame);
+}
+
+TEST(Compare, SpreadOnOneSideOnly) {
+  const auto single = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher));
+  const auto tight = one_metric(metric("mb_per_s", 120, "MB/s", Better::kHigher, {}, 118, 122, 20));
+  const auto wide = one_metric(metric("mb_per_s", 120, "MB/s", Better::kHigher, {}, 95, 140, 20));
+  EXPECT_EQ(only(compare_reports(single, tight, {})).judgement.verdict, Verdict::kBetter);
+  // The single value lies inside the other side's interval: no clear change.
+  EXPECT_EQ(only(compare_reports(single, wide, {})).judgement.verdict, Verdict::kAmbiguous);
+}
+
+TEST(Compare, ThresholdIsAPercentageOfBefore) {
+  const auto b = one_metric(metric("x", 100, "", Better::kHigher));
+  const auto a4 = one_metric(metric("x", 104.9, "", Better::kHigher));
+  const auto a5 = one_metric(metric("x", 105.1, "", Better::kHigher));
+  EXPECT_EQ(only(compare_reports(b, a4, {})).judgement.verdict, Verdict::kSame);
+  EXPECT_EQ(only(compare_reports(b, a5, {})).judgement.verdict, Verdict::kBetter);
+}
+
+TEST(Compare, MissingMetricsAreListedPerSide) {
+  Report b = base_report(), a = base_report();
+  b.probes[add_probe(b, "io", Status::kPass)].metrics = {
+      metric("mb_per_s", 1, "MB/s", Better::kHigher, {{"workers", "1"}}),
+      metric("mb_per_s", 2, "MB/s", Better::kHigher, {{"workers", "2"}})};
+  a.probes[add_probe(a, "io", Status::kPass)].metrics = {
+      metric("mb_per_s", 2, "MB/s", Better::kHigher, {{"workers", "2"}}),
+      metric("mb_per_s", 4, "MB/s", Better::kHigher, {{"workers", "4"}})};
+  const auto c = compare_reports(b, a, {});
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_EQ(c.metrics[0].labels.at("workers"), "2");
+  ASSERT_EQ(c.only_before.size(), 1u);
+  EXPECT_EQ(c.only_before[0].labels.at("workers"), "1");
+  ASSERT_EQ(c.only_after.size(), 1u);
+  EXPECT_EQ(c.only_after[0].labels.at("workers"), "4");
+}
+
+TEST(Compare, MatchesByProbeNameAndLabelsNotPosition) {
+  Report b = base_report(), a = base_report();
+  b.probes[add_probe(b, "allreduce.fabric.tcp", Status::kPass)].metrics = {
+      metric("busbw", 9, "GB/s", Better::kHigher, {{"size", "1024"}}),
+      metric("busbw", 5, "GB/s", Better::kHigher, {{"size", "64"}})};
+  b.probes[add_probe(b, "allreduce.fabric.shm", Status::kPass)].metrics = {
+      metric("busbw", 20, "GB/s", Better::kHigher, {{"size", "1024"}})};
+  a.probes[add_probe(a, "allreduce.fabric.shm", Status::kPass)].metrics = {
+      metric("busbw", 20, "GB/s", Better::kHigher, {{"size", "1024"}})};
+  a.probes[add_probe(a, "allreduce.fabric.tcp", Status::kPass)].metrics = {
+      metric("busbw", 5, "GB/s", Better::kHigher, {{"size", "64"}}),
+      metric("busbw", 9, "GB/s", Better::kHigher, {{"size", "1024"}})};
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(c.metrics.size(), 3u);
+  EXPECT_EQ(c.count(Verdict::kSame), 3u);
+  EXPECT_TRUE(c.only_before.empty());
+  EXPECT_TRUE(c.only_after.empty());
+}
+
+TEST(Compare, RepeatedKeysPairInOrder) {
+  Report b = base_report(), a = base_report();
+  b.probes[add_probe(b, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher),
+                                                            metric("t", 20, "", Better::kHigher)};
+  a.probes[add_probe(a, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher),
+                                                            metric("t", 10, "", Better::kHigher)};
+  const auto c = compare_reports(b, a, {});
+  ASSERT_EQ(c.metrics.size(), 2u);
+  EXPECT_EQ(c.metrics[0].judgement.verdict, Verdict::kSame);
+  EXPECT_EQ(c.metrics[1].occurrence, 1);
+  EXPECT_EQ(c.metrics[1].judgement.verdict, Verdict::kWorse);
+}
+
+TEST(Compare, UnitChangeAndNonFiniteValuesAreNotJudged) {
+  const auto b = one_metric(metric("x", 100, "MB/s", Better::kHigher));
+  const auto a = one_metric(metric("x", 100, "GB/s", Better::kHigher));
+  EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kInvalid);
+  const auto n = one_metric(metric("x", std::nan(""), "MB/s", Better::kHigher));
+  EXPECT_EQ(only(compare_reports(b, n, {})).judgement.verdict, Verdict::kInvalid);
+}
+
+TEST(Compare, ZeroBeforeGivesInfiniteDeltaAndADirection) {
+  const auto b = one_metric(metric("errors", 0, "count", Better::kLower));
+  const auto a = one_metric(metric("errors", 3, "count", Better::kLower));
+  const auto& d = only(compare_reports(b, a, {}));
+  EXPECT_TRUE(std::isinf(d.judgement.delta_pct));
+  EXPECT_EQ(d.judgement.verdict, Verdict::kWorse);
+  EXPECT_EQ(format_delta(d.judgement.delta_pct), "+inf %");
+}
+
+TEST(Compare, SideUsesP5P95ThenMinMaxThenStddev) {
+  Metric m = metric("x", 10, "", Better::kHigher, {}, 9, 11, 10);
+  EXPECT_EQ(side_of(m).spread, "p5..p95");
+  m.stats->p5 = m.stats->p95 = 10;
+  EXPECT_EQ(side_of(m).spread, "min..max");
+  m.stats->min = m.stats->max = 10;
+  EXPECT_EQ(side_of(m).spread, "+-stddev");
+  m.stats->stddev = 0;
+  EXPECT_TRUE(side_of(m).has_spread);  // identical samples: a known zero spread
+  m.stats->n = 1;
+  EXPECT_FALSE(side_of(m).has_spread);
+}
+
+TEST(Compare, StatusChangesAreListedWithRegressions) {
+  Report b = base_report(), a = base_report();
+  auto& pb = b.probes[add_probe(b, "limits", Status::kPass)];
+  Check ch;
+  ch.id = "limits.somaxconn";
+  ch.status = Status::kPass;
+  pb.checks.push_back(ch);
+  auto& pa = a.probes[add_probe(a, "limits", Status::kWarn)];
+  ch.status = Status::kWarn;
+  pa.checks.push_back(ch);
+  const auto c = compare_reports(b, a, {});
+  ASSERT_EQ(c.statuses.size(), 2u);
+  EXPECT_TRUE(c.statuses[0].regression);
+  EXPECT_EQ(c.statuses[1].check, "limits.somaxconn");
+}
+
+}  // namespace
+}  // namespace nodeprobe

@@ -1,0 +1,63 @@
+#include <gtest/gtest.h>
+
+#include "nodeprobe/key_numbers.h"
+#include "nodeprobe/metric_select.h"
+#include "report_fixtures.h"
+
+namespace nodeprobe {
+namespace {
+
+TEST(MetricSelect, ProbePrefixMatchesOnDotBoundaries) {
+  EXPECT_TRUE(probe_matches("allreduce.fabric.tcp", "allreduce"));
+  EXPECT_TRUE(probe_matches("allreduce", "allreduce"));
+  EXPECT_FALSE(probe_matches("allreducex", "allreduce"));
+  EXPECT_TRUE(probe_matches("anything", ""));
+}
+
+TEST(MetricSelect, LabelsMatchSubsetsAndWildcards) {
+  const Labels have = {{"precision", "bf16"}, {"device", "0"}};
+  EXPECT_TRUE(labels_match(have, {{"precision", "bf16"}}));
+  EXPECT_TRUE(labels_match(have, {{"device", "*"}}));
+  EXPECT_FALSE(labels_match(have, {{"precision", "fp16"}}));
+  EXPECT_FALSE(labels_match(have, {{"backend", "*"}}));
+  EXPECT_EQ(labels_key(have), "device=0,precision=bf16");
+}
+
+TEST(MetricSelect, SizesParseLikeNcclTests) {
+  EXPECT_EQ(*parse_size("1048576"), 1048576.0);
+  EXPECT_EQ(*parse_size("64K"), 65536.0);
+  EXPECT_EQ(*parse_size("1M"), 1048576.0);
+  EXPECT_EQ(*parse_size("2G"), 2147483648.0);
+  EXPECT_EQ(*parse_size("16MiB"), 16777216.0);
+  EXPECT_EQ(*parse_size("1.5GB"), 1.5e9);
+  EXPECT_FALSE(parse_size("fast"));
+  EXPECT_FALSE(parse_size("12Q"));
+  EXPECT_FALSE(parse_number("0x10"));
+  EXPECT_FALSE(parse_number("nan"));
+}
+
+TEST(MetricSelect, SelectsByProbeNameAndLabels) {
+  const Report r = testing::chart_report();
+  EXPECT_EQ(select_metrics(r, "gemm", {"gemm_tflops"}, {{"precision", "bf16"}}).size(), 2u);
+  EXPECT_EQ(select_metrics(r, "allreduce", {"busbw"}, {{"provider", "efa"}}).size(), 10u);
+  EXPECT_TRUE(select_metrics(r, "io", {"busbw"}).empty());
+}
+
+TEST(KeyNumbers, PicksPreferredMetricsAndCheckCounts) {
+  const Report r = testing::chart_report();
+  for (const auto& p : r.probes) {
+    const std::string k = key_numbers(p);
+    if (p.name == "gemm") {
+      EXPECT_NE(k.find("bf16 250 TFLOP/s"), std::string::npos) << k;
+    } else if (p.name == "limits") {
+      EXPECT_EQ(k, "2 checks: 1 pass, 1 warn");
+    } else if (p.name == "allreduce.fabric.efa") {
+      EXPECT_NE(k.find("busbw max"), std::string::npos) << k;
+    } else if (p.name == "io.read") {
+      EXPECT_NE(k.find("AU best"), std::string::npos) << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nodeprobe
