@@ -186,13 +186,11 @@ class FakeProbes : public ::testing::Test {
 TEST_F(FakeProbes, StepsDatasetMpirunAndNamesFollowThePlan) {
   const AcceptRunResult run = accept({"--data-dir", data.path()}, tmp, env());
   ASSERT_TRUE(run.r.exited_ok()) << run.r.describe() << run.r.err << run.r.out;
-  const ProbeResult* prep = probe(run.report, "io.prepare");
-  const ProbeResult* read = probe(run.report, "io.read");
-  ASSERT_TRUE(prep && read) << run.r.out;
-  EXPECT_EQ(prep->status, Status::kPass);
-  EXPECT_EQ(read->status, Status::kPass);  // it found the dataset prepare made
+  const ProbeResult* io = probe(run.report, "io");
+  ASSERT_TRUE(io) << run.r.out;
+  EXPECT_EQ(io->status, Status::kPass);  // it got a fresh, empty dataset directory
   // The dataset was under --data-dir and is gone afterwards.
-  const std::string dataset = prep->config["argv"][2];
+  const std::string dataset = io->config["argv"][4];
   EXPECT_EQ(dataset.rfind(data.path() + "/nodeprobe-accept-io-", 0), 0u) << dataset;
   EXPECT_FALSE(std::filesystem::exists(dataset));
   for (const char* name : {"allreduce.mpi", "allreduce.fabric.shm", "allreduce.fabric.tcp"}) {

@@ -51,19 +51,14 @@ int main(int argc, char** argv) {
   p.duration_s = 0.01;
   p.config = Json{{"argv", a}, {"ranks", std::getenv("OMPI_COMM_WORLD_SIZE") ? std::getenv("OMPI_COMM_WORLD_SIZE") : "1"}};
   if (self == "nodeprobe-io") {
-    const std::string dir = arg_after(a, "--dir");
-    if (dir.empty() || !std::filesystem::is_directory(dir)) return fail("--dir is not a directory");
-    if (a.front() == "prepare") {
-      if (!std::filesystem::is_empty(dir)) return fail("prepare into a non-empty directory");
-      std::ofstream(dir + "/.fake-dataset") << "marker\n";
-      p.name = "io.prepare";
-    } else if (a.front() == "read") {
-      if (!std::filesystem::exists(dir + "/.fake-dataset")) return fail("read without a prepared dataset");
-      p.name = "io.read";
-      p.metrics.push_back({"au", 50, "%", nodeprobe::Better::kHigher, {{"workers", "1"}}, std::nullopt});
-    } else {
-      return fail("unknown io subcommand " + a.front());
-    }
+    // accept mode: the probe makes its dataset inside --data-dir and reads it.
+    if (a.front() != "accept") return fail("unknown io subcommand " + a.front());
+    const std::string dir = arg_after(a, "--data-dir");
+    if (dir.empty() || !std::filesystem::is_directory(dir)) return fail("--data-dir is not a directory");
+    if (!std::filesystem::is_empty(dir)) return fail("--data-dir is not the fresh directory accept made");
+    std::ofstream(dir + "/.fake-dataset") << "marker\n";
+    p.name = "io";
+    p.metrics.push_back({"au", 50, "%", nodeprobe::Better::kHigher, {{"workers", "1"}}, std::nullopt});
   } else if (self == "nodeprobe-allreduce") {
     p.name = "allreduce";
     const std::string provider = arg_after(a, "--provider");
