@@ -55,11 +55,12 @@ fi
 APT_REQUIRED=(build-essential g++ cmake ninja-build pkg-config git nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps)
 APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libre2-dev libpcre2-dev
-  liburing-dev zlib1g-dev libvalijson-dev)
+  liburing-dev zlib1g-dev libvalijson-dev iptables)
 
 DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake ninja-build pkgconf-pkg-config git json-devel cli11-devel
   gtest-devel gmock-devel google-benchmark-devel iproute procps-ng)
-DNF_OPTIONAL=(openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel)
+DNF_OPTIONAL=(openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel iptables
+  iproute-tc)
 
 install_apt() {
   local missing=() opt_missing=() p

@@ -18,7 +18,7 @@
 namespace nodeprobe::allreduce {
 namespace {
 
-constexpr int kSpinsBeforeYield = 64;
+constexpr int kSpinsBeforeBlock = 200;
 
 Check efa_missing_check(const std::vector<std::string>& present) {
   std::string list;
@@ -186,7 +186,7 @@ class FabricBackend final : public Backend {
         ++next_send;
         progressed = true;
       }
-      const int n = ep_->poll(done, 32);
+      const int n = ep_->poll(done, 32, idle > kSpinsBeforeBlock ? 1 : 0);
       for (int i = 0; i < n; ++i) {
         FabricOp* op = done[i];
         if (op->kind == 0) {
@@ -207,8 +207,8 @@ class FabricBackend final : public Backend {
       }
       if (n > 0 || progressed) {
         idle = 0;
-      } else if (++idle > kSpinsBeforeYield) {
-        // Ranks may share cores (oversubscribed single-node runs): let the peer run.
+      } else if (++idle > kSpinsBeforeBlock / 2) {
+        // Ranks may share cores (oversubscribed runs, CPU-bound tcp): let the peer run.
         sched_yield();
       }
     }

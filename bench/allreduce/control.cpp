@@ -83,8 +83,18 @@ std::string Control::describe_rank(int r) const {
 }
 
 void Control::set_phase(const std::string& phase) {
-  std::lock_guard<std::mutex> lk(phase_mu_);
-  phase_ = phase;
+  {
+    std::lock_guard<std::mutex> lk(phase_mu_);
+    phase_ = phase;
+  }
+  // Right away, so a rank stopped a moment later is named with what it was doing.
+  if (rank_ != 0 && to_root_ && !stopping_) send_to_root(kBeat, phase);
+}
+
+bool Control::send_to_root(std::uint32_t type, const std::string& text) {
+  const Msg m = make_msg(static_cast<MsgType>(type), rank_, text);
+  std::lock_guard<std::mutex> lk(send_mu_);
+  return write_all(to_root_.get(), &m, sizeof m);
 }
 
 std::string Control::phase() const {
@@ -185,10 +195,7 @@ void Control::fail(const std::string& what) {
     ::_exit(2);  // fatal returns only after stop(); the run cannot go on either way
   }
   say("rank " + std::to_string(rank_) + ": " + what);
-  if (to_root_) {
-    Msg m = make_msg(kError, rank_, what);
-    write_all(to_root_.get(), &m, sizeof m);
-  }
+  if (to_root_) send_to_root(kError, what);
   // Rank 0 writes the report and ends the job; this is the fallback.
   for (int i = 0; i < 100; ++i) ::usleep(100000);
   ::_exit(2);
@@ -199,10 +206,7 @@ void Control::stop() {
     std::lock_guard<std::mutex> lk(fatal_mu_);
     stopping_ = true;
   }
-  if (rank_ != 0 && to_root_) {
-    Msg bye = make_msg(kBye, rank_, "done");
-    write_all(to_root_.get(), &bye, sizeof bye);
-  }
+  if (rank_ != 0 && to_root_) send_to_root(kBye, "done");
   if (thread_.joinable()) thread_.join();
   sigset_t set;
   sigemptyset(&set);
@@ -301,10 +305,7 @@ void Control::monitor_rank0() {
 void Control::heartbeat_other() {
   bool root_gone = false;
   while (!stopping_) {
-    if (to_root_ && !root_gone) {
-      Msg beat = make_msg(kBeat, rank_, phase());
-      if (!write_all(to_root_.get(), &beat, sizeof beat)) root_gone = true;
-    }
+    if (to_root_ && !root_gone && !send_to_root(kBeat, phase())) root_gone = true;
     std::vector<pollfd> fds;
     if (signal_fd_ >= 0) fds.push_back({signal_fd_, POLLIN, 0});
     if (to_root_ && !root_gone) fds.push_back({to_root_.get(), POLLIN, 0});

@@ -64,6 +64,7 @@ class Control {
   void monitor_rank0();
   void heartbeat_other();
   void fatal(Status s, const std::string& reason, int exit_code);
+  bool send_to_root(std::uint32_t type, const std::string& text);
 
   MPI_Comm comm_;
   HostMap hosts_;
@@ -78,6 +79,7 @@ class Control {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::mutex fatal_mu_;
+  std::mutex send_mu_;
   mutable std::mutex phase_mu_;
   std::string phase_ = "starting";
 };

@@ -162,6 +162,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     shared.data.dtype = plan.dtype;
     shared.data.op = plan.op;
     shared.data.compare = plan.compare;
+    shared.data.started_s = t_start;
   }
   auto on_fatal = [&](Status s, const std::string& reason, int) {
     std::unique_lock<std::timed_mutex> lk(shared.mu, std::defer_lock);

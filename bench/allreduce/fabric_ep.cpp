@@ -108,9 +108,15 @@ FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& i
     NP_CHECK_FI(fi_domain(fabric_, info_, &domain_, nullptr));
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    cq_attr.wait_obj = FI_WAIT_NONE;
     cq_attr.size = std::max<std::size_t>(tx_depth_ + rx_depth_, 64);
-    NP_CHECK_FI(fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
+    // A CQ that can block lets an idle rank sleep instead of spinning (ranks
+    // sharing cores, CPU-bound tcp); providers without one are polled.
+    cq_attr.wait_obj = FI_WAIT_UNSPEC;
+    can_block_ = fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0;
+    if (!can_block_) {
+      cq_attr.wait_obj = FI_WAIT_NONE;
+      NP_CHECK_FI(fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
+    }
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
     NP_CHECK_FI(fi_av_open(domain_, &av_attr, &av_, nullptr));
@@ -191,10 +197,11 @@ bool FabricEndpoint::post_recv(void* buf, std::size_t len, void* desc, std::uint
   return true;
 }
 
-int FabricEndpoint::poll(FabricOp** done, int max) {
+int FabricEndpoint::poll(FabricOp** done, int max, int block_ms) {
   fi_cq_tagged_entry entries[32];
   const std::size_t want = static_cast<std::size_t>(std::min(max, 32));
-  const ssize_t n = fi_cq_read(cq_, entries, want);
+  const ssize_t n = block_ms > 0 && can_block_ ? fi_cq_sread(cq_, entries, want, nullptr, block_ms)
+                                               : fi_cq_read(cq_, entries, want);
   if (n == -FI_EAGAIN) return 0;
   if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
@@ -220,6 +227,7 @@ Json FabricEndpoint::describe() const {
   j["tx_size"] = tx_depth_;
   j["rx_size"] = rx_depth_;
   j["mr_local"] = (mr_mode_ & FI_MR_LOCAL) != 0;
+  j["cq_wait"] = can_block_ ? "spin, then block" : "spin";
   return j;
 }
 

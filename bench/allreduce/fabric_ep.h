@@ -57,8 +57,9 @@ class FabricEndpoint {
   bool post_send(const void* buf, std::size_t len, void* desc, fi_addr_t dest, std::uint64_t tag,
                  FabricOp* op);
   bool post_recv(void* buf, std::size_t len, void* desc, std::uint64_t tag, FabricOp* op);
-  /// Reads up to `max` completions; 0 when none. Throws ApiError on a failed operation.
-  int poll(FabricOp** done, int max);
+  /// Reads up to `max` completions; 0 when none. With `block_ms` > 0 waits up to
+  /// that long for one (when the CQ can block). Throws ApiError on a failed operation.
+  int poll(FabricOp** done, int max, int block_ms = 0);
 
   std::size_t max_msg_size() const { return max_msg_; }
   std::size_t tx_depth() const { return tx_depth_; }
@@ -82,6 +83,7 @@ class FabricEndpoint {
   std::size_t max_msg_ = 0, tx_depth_ = 0, rx_depth_ = 0;
   std::uint64_t mr_mode_ = 0;
   std::uint64_t next_key_ = 1;
+  bool can_block_ = false;
 };
 
 }  // namespace nodeprobe::allreduce

@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -38,11 +40,11 @@ std::vector<std::string> strip_launcher_args(int argc, char** argv) {
   std::vector<std::string> out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--np" || a == "--json") {
+    if (a == "--np" || a == "--json" || a == "--timeout") {
       ++i;  // and its value
       continue;
     }
-    if (a.rfind("--np=", 0) == 0 || a.rfind("--json=", 0) == 0) continue;
+    if (a.rfind("--np=", 0) == 0 || a.rfind("--json=", 0) == 0 || a.rfind("--timeout=", 0) == 0) continue;
     out.push_back(a);
   }
   return out;
@@ -87,6 +89,13 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   const std::string child_json = dir + "/report.json";
   auto args = strip_launcher_args(argc, argv);
   args.insert(args.end(), {"--json", child_json});
+  if (opt.common.timeout_s > 0) {
+    // The ranks stop a little early so that their report is written and
+    // handed on before a runner's deadline of exactly --timeout kills us.
+    char t[32];
+    std::snprintf(t, sizeof t, "%g", std::max(1.0, opt.common.timeout_s - std::min(3.0, opt.common.timeout_s * 0.1)));
+    args.insert(args.end(), {"--timeout", t});
+  }
   if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
 
   struct sigaction sa {};

@@ -1,6 +1,7 @@
 #include "nccl_log.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 namespace nodeprobe::allreduce {
@@ -64,7 +65,6 @@ NcclNetInfo parse_nccl_log(const std::string& text) {
     v = after(line, " via ");
     if (!v.empty()) {
       v = trim_copy(v);
-      v = v.substr(0, v.find(' '));
       if (std::find(info.channel_vias.begin(), info.channel_vias.end(), v) == info.channel_vias.end())
         info.channel_vias.push_back(v);
     }

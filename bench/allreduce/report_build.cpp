@@ -1,13 +1,23 @@
 #include "report_build.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "ar_math.h"
+#include "nodeprobe/clock.h"
 #include "nodeprobe/probe.h"
 
 namespace nodeprobe::allreduce {
 namespace {
+
+// Check ids allow [a-z0-9_.-]: "fabric:tcp" becomes "fabric.tcp".
+std::string id_part(const std::string& label) {
+  std::string s = label;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-')) c = '.';
+  return s;
+}
 
 std::map<std::string, std::string> base_labels(const RunData& d, const TargetResult& t) {
   return {{"backend", t.target.backend}, {"provider", provider_label(t)}, {"target", t.target.label()},
@@ -59,7 +69,7 @@ Json target_json(const RunData& d, const TargetResult& t) {
 
 Check data_check(const RunData& d, const TargetResult& t) {
   Check c;
-  c.id = "data." + t.target.label();
+  c.id = "data." + id_part(t.target.label());
   c.expected = d.dtype == DType::kInt32 ? "0 wrong elements (exact)" : "0 wrong elements (type tolerance)";
   long wrong = 0;
   std::string where;
@@ -125,6 +135,7 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
   ProbeResult r;
   r.name = "allreduce";
   r.config = d.config;
+  if (d.started_s > 0) r.duration_s = std::max(0.0, steady_clock().now_s() - d.started_s);
   std::vector<Status> statuses;
   std::string first_reason;
   Json targets = Json::array();
@@ -132,7 +143,7 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
     add_size_metrics(r, d, t);
     targets.push_back(target_json(d, t));
     if (t.status == Status::kSkip || t.status == Status::kError) {
-      add_check(r, "target." + t.target.label(), t.status, t.reason, "the target runs here");
+      add_check(r, "target." + id_part(t.target.label()), t.status, t.reason, "the target runs here");
       if (first_reason.empty()) first_reason = t.target.label() + ": " + t.reason;
     }
     for (const auto& c : t.checks) r.checks.push_back(c);

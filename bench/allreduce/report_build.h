@@ -28,6 +28,7 @@ struct RunData {
   std::string scaling_error;          ///< scaling could not run (agreed failure)
   std::vector<int> unmonitored;       ///< ranks without a control connection
   std::vector<int> pids;              ///< per rank
+  double started_s = 0;               ///< steady-clock start (duration_s of the probe)
 };
 
 /// The label value of `provider` for a target: the requested fabric provider,
