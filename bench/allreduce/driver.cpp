@@ -84,6 +84,7 @@ Json make_config(const Options& opt, const Plan& plan, const HostMap& hosts, int
   for (const auto& t : plan.targets) targets.push_back(t.label());
   c["targets"] = targets;
   c["compare"] = plan.compare;
+  c["sweep"] = plan.sweep;
   c["minbytes"] = plan.sizes.front();
   c["maxbytes"] = plan.sizes.back();
   c["stepfactor"] = opt.factor;
@@ -140,6 +141,8 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       plan = make_plan(opt);
       if (opt.np > 0) throw InputError("--np starts local ranks itself; leave it out under mpirun/srun");
       if (opt.mesh && nranks < 2) throw InputError("--mesh needs at least 2 ranks (mpirun -np N)");
+      if (opt.scaling)
+        if (const std::string why = scaling_host_problem(hosts); !why.empty()) throw InputError(why);
       if (rank == 0) {
         const std::string why = check_output_path(opt.common.json_out);
         if (!why.empty()) throw InputError(why);
@@ -204,6 +207,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       }
     }
     for (const auto& t : plan.targets) {
+      if (!plan.sweep) break;
       if (rank == 0) {
         std::lock_guard<std::timed_mutex> lk(shared.mu);
         TargetResult partial;
@@ -242,7 +246,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     if (rank == 0 && talk && plan.compare && shared.data.targets.size() == 2)
       out << ratio_table(shared.data.targets[0], shared.data.targets[1]) << "#\n" << std::flush;
     if (opt.scaling) {
-      const Target st = plan.targets.empty() ? Target{"mpi", ""} : plan.targets.front();
+      const Target st = plan.targets.front();
       ScalingHooks sh;
       sh.phase = [&](const std::string& p) { ctl.set_phase(p); };
       try {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "driver.h"
+#include "nodeprobe/error.h"
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/subprocess.h"
@@ -76,6 +77,14 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   if (auto why = check_output_path(opt.common.json_out); !why.empty()) {
     std::cerr << "nodeprobe-allreduce: " << why << "\n";
     return exit_code::kError;
+  }
+  try {
+    // Bad flags are told here, in one line, before any rank starts.
+    make_plan(opt);
+    if (opt.mesh && opt.np < 2) throw InputError("--mesh needs at least 2 ranks (--np 2 or more)");
+    if (opt.scaling) throw InputError("--scaling needs ranks on at least 2 hosts: run it under mpirun -H");
+  } catch (const InputError& e) {
+    return write_error_report(opt, argc, argv, Status::kError, e.what());
   }
   const std::string mpirun = find_mpirun();
   if (mpirun.empty())

@@ -109,7 +109,13 @@ Plan make_plan(const Options& o) {
       throw InputError("target '" + t.label() + "' is given twice");
     p.targets.push_back(t);
   }
-  if (p.targets.empty() && !o.mesh) p.targets.push_back({"mpi", ""});
+  // --mesh alone runs only the preflight; otherwise MPI is the default. --scaling
+  // runs the step emulation over the first target instead of the sweep.
+  if (p.targets.empty() && (!o.mesh || o.scaling)) p.targets.push_back({"mpi", ""});
+  if (o.scaling) {
+    if (p.compare) throw InputError("--scaling runs over one target: use --backend, not --compare");
+    p.sweep = false;
+  }
 
   for (const auto& t : p.targets) {
     const bool half = p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16;

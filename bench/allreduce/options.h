@@ -46,6 +46,7 @@ struct Options {
 struct Plan {
   std::vector<Target> targets;
   bool compare = false;            ///< report target[0] / target[1] per size
+  bool sweep = true;               ///< run the size sweep (not with --scaling: it uses targets[0])
   std::vector<std::size_t> sizes;  ///< bytes
   DType dtype = DType::kFloat32;
   RedOp op = RedOp::kSum;

@@ -212,6 +212,15 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
   if (d.scaling) {
     r.data["scaling"] = scaling_json(*d.scaling);
     r.data["scaling"]["target"] = d.scaling_target;
+    const ScalingPoint* last = nullptr;
+    for (const auto& p : d.scaling->points)
+      if (!p.predicted) last = &p;
+    if (last) {
+      char obs[256];
+      std::snprintf(obs, sizeof obs, "efficiency %.3f on %d node(s) (%d ranks); limited by %s", last->efficiency,
+                    last->nodes, last->ranks, last->limit.c_str());
+      add_check(r, "scaling", Status::kPass, obs, "measured on 1, 2, 4 ... nodes; larger counts predicted");
+    }
     for (const auto& p : d.scaling->points) {
       std::map<std::string, std::string> labels = {{"nodes", std::to_string(p.nodes)},
                                                    {"ranks", std::to_string(p.ranks)},

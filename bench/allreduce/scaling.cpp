@@ -192,18 +192,26 @@ void measure_point(const BackendContext& ctx, const Target& t, MPI_Comm sub, int
 
 }  // namespace
 
+std::string scaling_host_problem(const HostMap& hosts) {
+  const int nodes = hosts.node_count();
+  if (nodes < 2)
+    return "--scaling needs ranks on at least 2 hosts; all " + std::to_string(hosts.rank_host.size()) +
+           " ranks run on " + (hosts.hosts.empty() ? std::string("one host") : hosts.hosts.front());
+  std::vector<int> per_node(static_cast<std::size_t>(nodes), 0);
+  for (int n : hosts.rank_node) ++per_node[static_cast<std::size_t>(n)];
+  if (std::adjacent_find(per_node.begin(), per_node.end(), std::not_equal_to<int>()) != per_node.end())
+    return "--scaling needs the same number of ranks on every host";
+  return {};
+}
+
 ScalingResult run_scaling(const BackendContext& ctx, const Target& t, const HostMap& hosts,
                           bool thread_support, const ScalingHooks& hooks) {
   const Options& opt = *ctx.opt;
   const Plan& plan = *ctx.plan;
   const int nodes = hosts.node_count();
-  if (nodes < 2)
-    throw InputError("--scaling needs ranks on at least 2 hosts; all " + std::to_string(hosts.rank_host.size()) +
-                     " ranks run on " + hosts.hosts.front());
+  if (const std::string why = scaling_host_problem(hosts); !why.empty()) throw InputError(why);
   std::vector<int> per_node(static_cast<std::size_t>(nodes), 0);
   for (int n : hosts.rank_node) ++per_node[static_cast<std::size_t>(n)];
-  if (std::adjacent_find(per_node.begin(), per_node.end(), std::not_equal_to<int>()) != per_node.end())
-    throw InputError("--scaling needs the same number of ranks on every host");
 
   ScalingResult res;
   res.ranks_per_node = per_node.front();

@@ -55,6 +55,10 @@ struct ScalingHooks {
   std::function<void(const std::string&)> phase;
 };
 
+/// Why --scaling cannot run on these hosts ("" when it can): fewer than 2
+/// hosts, or unequal ranks per host.
+std::string scaling_host_problem(const HostMap& hosts);
+
 /// Collective over ctx.comm (the world). Needs ranks on >= 2 hosts and the
 /// same number of ranks on each (InputError otherwise).
 ScalingResult run_scaling(const BackendContext& ctx, const Target& t, const HostMap& hosts,

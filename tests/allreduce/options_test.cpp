@@ -66,6 +66,11 @@ TEST(Options, BadInputSaysWhy) {
 
 TEST(Options, MeshAloneMeasuresNoBackend) {
   EXPECT_TRUE(plan_of({"--mesh"}).targets.empty());
+  const Plan sc = plan_of({"--scaling", "--backend", "fabric:tcp,mpi"});
+  EXPECT_FALSE(sc.sweep);
+  EXPECT_EQ(sc.targets[0].label(), "fabric:tcp");
+  EXPECT_EQ(plan_of({"--scaling"}).targets[0].label(), "mpi");
+  EXPECT_NE(error_of({"--scaling", "--compare", "mpi,tcp"}).find("one target"), std::string::npos);
   const Plan p = plan_of({"--nccl-net", "ofi", "--backend", "nccl"});
   EXPECT_EQ(p.targets[0].label(), "nccl:ofi");
 }
