@@ -19,6 +19,7 @@ namespace nodeprobe::allreduce {
 namespace {
 
 constexpr int kSpinsBeforeBlock = 200;
+constexpr std::size_t kMinChunkBytes = 64 * 1024;
 
 Check efa_missing_check(const std::vector<std::string>& present) {
   std::string list;
@@ -106,13 +107,22 @@ class FabricBackend final : public Backend {
 
   Json details() const override {
     Json j = ep_ ? ep_->describe() : Json::object();
-    j["chunk_bytes"] = chunk_elems_ * dtype_size(ctx_.plan->dtype);
+    j["max_chunk_bytes"] = chunk_elems_ * dtype_size(ctx_.plan->dtype);
     j["window"] = window_;
     j["algorithm"] = "ring reduce-scatter + allgather, pipelined";
     return j;
   }
 
  private:
+  // A quarter of a segment, between 64 KiB and --chunk: large messages move in
+  // few, large messages (fewer rendezvous round trips), small ones still pipeline.
+  std::size_t chunk_for(std::size_t count) const {
+    const std::size_t esize = dtype_size(ctx_.plan->dtype);
+    const std::size_t seg = segment_count(count, nranks_, 0);
+    const std::size_t floor_elems = std::max<std::size_t>(1, kMinChunkBytes / esize);
+    return std::min(chunk_elems_, std::max(floor_elems, (seg + 3) / 4));
+  }
+
   std::uint64_t tag(std::size_t unit) const {
     return (static_cast<std::uint64_t>(seq_ & 0xffffu) << 40) | static_cast<std::uint64_t>(unit);
   }
@@ -121,7 +131,7 @@ class FabricBackend final : public Backend {
     ++seq_;
     if (nranks_ <= 1 || count == 0) return;
     if (plan_count_ != count || plan_.send.empty()) {
-      plan_ = plan_ring(nranks_, rank_, count, chunk_elems_);
+      plan_ = plan_ring(nranks_, rank_, count, chunk_for(count));
       plan_count_ = count;
     }
     const std::size_t units = plan_.send.size();

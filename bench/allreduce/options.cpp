@@ -42,7 +42,9 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("-o,--op", o.op, "sum, prod, min, max (avg: nccl)");
   app.add_option("--inplace", o.inplace, "1: measure out-of-place and in-place (as nccl-tests); 0: out-of-place only")
       ->check(CLI::Range(0, 1));
-  app.add_option("--chunk", o.chunk, "fabric: pipeline chunk size");
+  app.add_option("--chunk", o.chunk,
+                 "fabric: largest pipeline chunk; each allreduce uses a quarter of a ring segment, "
+                 "at least 64K and at most this");
   app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(CLI::Range(1, 1024));
   app.add_option("--iface", o.iface,
                  "Interface for the mesh check, the control channel and fabric over tcp "

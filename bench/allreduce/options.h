@@ -23,7 +23,7 @@ struct Options {
   int iters = 20, warmup = 1, check = 1;
   std::string dtype = "float", op = "sum";
   int inplace = 1;                    ///< also measure in-place (nccl-tests prints both)
-  std::string chunk = "512K";         ///< fabric pipeline chunk
+  std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
   int window = 8;                     ///< fabric: chunks in flight per direction
   std::string iface;                  ///< interface for mesh / control / fabric tcp
   std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")

@@ -39,6 +39,7 @@ double scaling_efficiency(double throughput_n, int nodes, double throughput_1) {
 
 std::string limiting_term(double compute_s, int buckets, double latency_s_per_bucket,
                           double bandwidth_s_per_bucket, double step_s) {
+  if (latency_s_per_bucket <= 0 && bandwidth_s_per_bucket <= 0) return "compute (one rank: nothing to reduce)";
   const double exposed = step_s - compute_s;
   if (exposed <= 0.05 * step_s) return "compute (communication hidden behind it)";
   if (latency_s_per_bucket * buckets >= bandwidth_s_per_bucket * buckets)
@@ -172,7 +173,8 @@ void measure_point(const BackendContext& ctx, const Target& t, MPI_Comm sub, int
     NP_CHECK_MPI(MPI_Barrier(sub));
     const double t0 = steady_clock().now_s();
     for (std::size_t i = 0; i < counts.size(); ++i) {
-      sleep_s(res.compute_s / res.buckets);
+      // Bucket i is ready at (i+1) x compute/buckets after the start, whatever a sleep overshot.
+      sleep_s(t0 + res.compute_s * static_cast<double>(i + 1) / res.buckets - steady_clock().now_s());
       if (comm_thread) {
         comm_thread->submit(i);
       } else {
