@@ -118,7 +118,15 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   MPI_Comm_size(world, &nranks);
   const HostMap hosts = host_map(world);
   Shared shared;
-  if (rank == 0) shared.skeleton = skeleton(opt, argc, argv);
+  if (rank == 0) {
+    shared.skeleton = skeleton(opt, argc, argv);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+      std::string v(lib, static_cast<std::size_t>(len));
+      shared.skeleton.host.mpi = v.substr(0, v.find_first_of(",\n"));
+    }
+  }
   std::ostream& out = text_stream(opt);
   const bool talk = rank == 0 && !opt.common.quiet;
 

@@ -200,9 +200,10 @@ bool FabricEndpoint::post_recv(void* buf, std::size_t len, void* desc, std::uint
 int FabricEndpoint::poll(FabricOp** done, int max, int block_ms) {
   fi_cq_tagged_entry entries[32];
   const std::size_t want = static_cast<std::size_t>(std::min(max, 32));
-  const ssize_t n = block_ms > 0 && can_block_ ? fi_cq_sread(cq_, entries, want, nullptr, block_ms)
-                                               : fi_cq_read(cq_, entries, want);
-  if (n == -FI_EAGAIN) return 0;
+  const bool block = block_ms > 0 && can_block_;
+  const ssize_t n = block ? fi_cq_sread(cq_, entries, want, nullptr, block_ms) : fi_cq_read(cq_, entries, want);
+  // Some providers end a blocking read that saw nothing with FI_ETIMEDOUT instead of FI_EAGAIN.
+  if (n == -FI_EAGAIN || (block && n == -FI_ETIMEDOUT)) return 0;
   if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
     fi_cq_readerr(cq_, &err, 0);
@@ -212,7 +213,9 @@ int FabricEndpoint::poll(FabricOp** done, int max, int block_ms) {
                     std::string(fi_strerror(err.err)) + " (provider: " + (text ? text : "?") + ")",
                     "fi_cq_read()", __FILE__, __LINE__);
   }
-  NP_CHECK_FI(n);
+  if (n < 0)
+    throw_api_error("libfabric", n, fi_errno_name(static_cast<int>(-n)), fi_strerror(static_cast<int>(-n)),
+                    block ? "fi_cq_sread()" : "fi_cq_read()", __FILE__, __LINE__);
   for (ssize_t i = 0; i < n; ++i) done[i] = static_cast<FabricOp*>(entries[i].op_context);
   return static_cast<int>(n);
 }

@@ -67,12 +67,16 @@ NetnsCluster::NetnsCluster(int hosts, const std::vector<std::string>& extra) {
     skip_ = "netns cluster needs root";
     return;
   }
-  // An id per test process: tests may run in parallel.
-  id_ = 20 + static_cast<int>(::getpid() % 200);
-  std::vector<std::string> argv = {NODEPROBE_NETNS_SCRIPT, "up", std::to_string(hosts), "--id", std::to_string(id_),
-                                   "--owner-pid", std::to_string(::getpid())};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  const SpawnResult r = nt::run(argv, 60);
+  // An id per test process (tests run in parallel); the next one when taken.
+  SpawnResult r;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    id_ = 20 + static_cast<int>((::getpid() + attempt * 37) % 200);
+    std::vector<std::string> argv = {NODEPROBE_NETNS_SCRIPT, "up", std::to_string(hosts), "--id", std::to_string(id_),
+                                     "--owner-pid", std::to_string(::getpid())};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    r = nt::run(argv, 60);
+    if (r.err.find("is already up") == std::string::npos) break;
+  }
   if (r.exit_code == 77) {
     skip_ = "cannot create network namespaces here: " + r.err;
     return;
