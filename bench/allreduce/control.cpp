@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -19,7 +20,7 @@ namespace {
 constexpr std::uint32_t kMagic = 0x4E50434Bu;  // "NPCK"
 enum MsgType : std::uint32_t { kHello = 1, kBeat = 2, kBye = 3, kError = 4 };
 constexpr double kBeatInterval = 0.25;
-constexpr double kOtherGrace = 10;  // non-zero ranks outlive the deadline by this much
+constexpr double kOtherGrace = 5;  // non-zero ranks give rank 0 this long to end the run first
 
 struct Msg {
   std::uint32_t magic = kMagic;
@@ -37,6 +38,17 @@ Msg make_msg(MsgType t, int rank, const std::string& text) {
   m.pid = static_cast<std::int32_t>(::getpid());
   std::snprintf(m.text, sizeof m.text, "%s", text.c_str());
   return m;
+}
+
+// Sends one message, waiting at most `wait_ms` for room: a stopped peer must
+// never block the sender (its socket buffer fills and stays full).
+bool send_msg(int fd, const Msg& m, int wait_ms) {
+  pollfd p{fd, POLLOUT, 0};
+  if (::poll(&p, 1, wait_ms) <= 0 || !(p.revents & POLLOUT)) return false;
+  // TCP reports POLLOUT only with a good share of the buffer free, so one
+  // 256-byte message goes in whole.
+  const ssize_t n = ::send(fd, &m, sizeof m, MSG_DONTWAIT | MSG_NOSIGNAL);
+  return n == static_cast<ssize_t>(sizeof m);
 }
 
 void say(const std::string& line) {
@@ -94,7 +106,8 @@ void Control::set_phase(const std::string& phase) {
 bool Control::send_to_root(std::uint32_t type, const std::string& text) {
   const Msg m = make_msg(static_cast<MsgType>(type), rank_, text);
   std::lock_guard<std::mutex> lk(send_mu_);
-  return write_all(to_root_.get(), &m, sizeof m);
+  // Heartbeats are dropped when there is no room; the rest may wait a little.
+  return send_msg(to_root_.get(), m, type == kBeat ? 0 : 2000);
 }
 
 std::string Control::phase() const {
@@ -221,8 +234,15 @@ void Control::monitor_rank0() {
   std::vector<std::string> phases(n, "starting"), buffers(n);
   std::vector<bool> bye(n, false), closed(n, false);
   int pending_signal = 0;
-  double signal_at = 0;
+  double signal_at = 0, last_beat_out = 0;
   while (!stopping_) {
+    if (steady_clock().now_s() - last_beat_out >= 1.0) {
+      // Lets the other ranks tell a stopped or hung rank 0 from a busy one.
+      last_beat_out = steady_clock().now_s();
+      const Msg beat = make_msg(kBeat, 0, "");
+      for (std::size_t r = 1; r < n; ++r)
+        if (conns_[r] && !closed[r]) send_msg(conns_[r].get(), beat, 0);
+    }
     std::vector<pollfd> fds;
     std::vector<int> who;
     if (signal_fd_ >= 0) { fds.push_back({signal_fd_, POLLIN, 0}); who.push_back(-1); }
@@ -304,8 +324,9 @@ void Control::monitor_rank0() {
 
 void Control::heartbeat_other() {
   bool root_gone = false;
+  double root_heard = steady_clock().now_s();
   while (!stopping_) {
-    if (to_root_ && !root_gone && !send_to_root(kBeat, phase())) root_gone = true;
+    if (to_root_ && !root_gone) send_to_root(kBeat, phase());
     std::vector<pollfd> fds;
     if (signal_fd_ >= 0) fds.push_back({signal_fd_, POLLIN, 0});
     if (to_root_ && !root_gone) fds.push_back({to_root_.get(), POLLIN, 0});
@@ -318,9 +339,16 @@ void Control::heartbeat_other() {
         if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
           ::_exit(si.ssi_signo == SIGINT ? 130 : 143);
       } else {
-        char c;
-        if (::recv(to_root_.get(), &c, 1, MSG_DONTWAIT) <= 0) root_gone = true;
+        char buf[4096];
+        const ssize_t got = ::recv(to_root_.get(), buf, sizeof buf, MSG_DONTWAIT);
+        if (got > 0) root_heard = steady_clock().now_s();
+        else if (got == 0 || (errno != EAGAIN && errno != EINTR)) root_gone = true;
       }
+    }
+    if (to_root_ && !root_gone && steady_clock().now_s() - root_heard > stall_s_ + kOtherGrace) {
+      say("rank " + std::to_string(rank_) + ": rank 0 silent for " + fmt_s(steady_clock().now_s() - root_heard) +
+          " (stopped or hung); exiting");
+      ::_exit(2);
     }
     if (root_gone) {
       // The launcher normally tears the job down within a second.

@@ -135,13 +135,13 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   LocalAddr addr;
   Control ctl(world, hosts);
   auto input_error = [&](const std::string& why) {
+    ctl.stop();
     if (rank == 0) {
       std::cerr << kTool << ": " << why << "\n";
       std::lock_guard<std::timed_mutex> lk(shared.mu);
       ProbeResult p = build_probe(shared.data, Status::kError, why);
       emit(opt, finish_report(shared.skeleton, p));
     }
-    ctl.stop();
     return exit_code::kError;
   };
   try {

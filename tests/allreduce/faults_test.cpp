@@ -118,6 +118,17 @@ TEST(AllreduceFaults, StallLimitEndsBeforeTheDeadline) {
   EXPECT_NE(r.reason().find("silent for"), std::string::npos) << r.reason();
 }
 
+TEST(AllreduceFaults, StoppedRankZeroDoesNotHangTheOthers) {
+  TempDir dir;
+  const double t0 = steady_clock().now_s();
+  const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "mpi", "--test-fault", "0:stop:1M",
+                                                       "--stall-timeout", "2"})),
+                         dir, 60);
+  EXPECT_LT(steady_clock().now_s() - t0, 40);
+  EXPECT_NE(r.proc.exit_code, 0);
+  EXPECT_NE(r.proc.err.find("rank 0 silent for"), std::string::npos) << r.proc.err;
+}
+
 TEST(AllreduceFaults, ErrorOnOneRankIsReportedByRankZero) {
   TempDir dir;
   const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "mpi", "--test-fault", "2:throw:1M", "--timeout", "60"})),
