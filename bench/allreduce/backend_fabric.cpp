@@ -47,13 +47,14 @@ class FabricBackend final : public Backend {
     const std::size_t esize = dtype_size(ctx_.plan->dtype);
     run_agreed(ctx_.comm, [&] {
       const auto present = present_providers();
-      const bool here = std::find(present.begin(), present.end(), provider_) != present.end();
+      const std::string core = provider_.substr(0, provider_.find(';'));  // "tcp;ofi_rxm" -> "tcp"
+      const bool here = std::find(present.begin(), present.end(), core) != present.end();
       if (!here) {
         std::string list;
         for (const auto& p : present) list += (list.empty() ? "" : ", ") + p;
-        if (!is_known_provider(provider_))
+        if (!is_known_provider(core))
           throw InputError("unknown libfabric provider '" + provider_ + "' (present here: " + list + ")");
-        if (provider_ == "efa")
+        if (core == "efa")
           throw BackendUnavailable("libfabric provider efa is not available (present: " + list + ")",
                                    efa_missing_check(present));
         throw BackendUnavailable("libfabric provider " + provider_ + " is not available here (present: " +

@@ -122,7 +122,7 @@ class NcclBackend final : public Backend {
       if (rc != ncclSuccess) err = std::string("ncclGetUniqueId: ") + ncclGetErrorString(rc);
     }
     err = bcast_string(ctx_.comm, err, 0);
-    if (!err.empty()) throw std::runtime_error(err);
+    if (!err.empty()) throw AgreedError(err);
     NP_CHECK_MPI(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, ctx_.comm));
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 17, 0)

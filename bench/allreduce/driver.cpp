@@ -244,6 +244,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
           out << "# " << t.label() << ": " << to_string(res.status) << ": " << res.reason << "\n";
         else
           out << "# " << t.label() << " transport: " << res.transport << ", device: " << res.device << "\n";
+        if (opt.common.verbose) out << "# details: " << res.details.dump() << "\n";
         out << "#\n" << std::flush;
       }
       if (rank == 0) {
