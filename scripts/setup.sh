@@ -55,14 +55,14 @@ fi
 APT_REQUIRED=(build-essential g++ cmake ninja-build pkg-config git nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps)
 APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libre2-dev libpcre2-dev
-  liburing-dev zlib1g-dev libvalijson-dev chromium)
+  liburing-dev zlib1g-dev libvalijson-dev chromium iptables)
 
 DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake pkgconf-pkg-config git iproute procps-ng)
 # json/CLI11/gtest/benchmark from EPEL when there; CMake fetches pinned
 # releases when they are missing or too old (RHEL 8's EPEL).
 DNF_OPTIONAL=(ninja-build json-devel cli11-devel gtest-devel gmock-devel google-benchmark-devel
   openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel
-  chromium-headless)
+  chromium-headless iptables iproute-tc)
 
 install_apt() {
   local missing=() opt_missing=() p

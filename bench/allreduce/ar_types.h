@@ -1,0 +1,75 @@
+#pragma once
+/// Plain vocabulary of the allreduce probe: data types, reduction ops, what
+/// to run (targets) and what one size of a sweep measured.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nodeprobe/report.h"
+
+namespace nodeprobe::allreduce {
+
+enum class DType { kFloat32, kInt32, kBFloat16, kFloat16 };
+enum class RedOp { kSum, kProd, kMin, kMax, kAvg };
+
+/// Bytes per element.
+std::size_t dtype_size(DType t);
+/// nccl-tests spelling in tables ("float", "int32", "bfloat16", "half").
+std::string_view to_string(DType t);
+/// Accepts nccl-tests and common names: float, float32, int, int32, bfloat16, bf16, half, float16, fp16.
+std::optional<DType> dtype_from_string(std::string_view s);
+std::string_view to_string(RedOp op);
+std::optional<RedOp> redop_from_string(std::string_view s);
+
+/// One thing to measure: a backend and, for fabric, a libfabric provider or,
+/// for nccl, the requested network ("socket", "ofi"; "" = NCCL's own choice).
+struct Target {
+  std::string backend;   ///< "mpi", "fabric", "nccl"
+  std::string provider;  ///< fabric: "tcp", "efa", "shm", "udp", ...; nccl: "socket", "ofi", ""
+  /// "mpi", "fabric:tcp", "nccl:socket": the name used in tables, checks and --compare.
+  std::string label() const;
+  bool operator==(const Target& o) const { return backend == o.backend && provider == o.provider; }
+};
+
+/// Parses one target: "mpi", "nccl", "nccl:socket", "fabric", "fabric:efa", or a bare
+/// provider name ("tcp", "efa", "shm", "udp", ... meaning fabric over it).
+/// `default_provider` fills "fabric" without a provider. Throws InputError.
+Target parse_target(const std::string& text, const std::string& default_provider);
+
+/// The measurement of one placement (out-of-place or in-place) at one size.
+struct Placement {
+  bool measured = false;
+  double time_us = 0;    ///< mean time per allreduce, averaged over ranks (nccl-tests -a 1)
+  double algbw = 0;      ///< GB/s (1e9 B/s): bytes / time
+  double busbw = 0;      ///< GB/s: algbw x 2(n-1)/n
+  long wrong = -1;       ///< elements wrong summed over ranks; -1 when not checked
+  Stats busbw_stats;     ///< over timed iterations (host backends), n = 0 otherwise
+  std::vector<double> rank_time_us;  ///< per rank (rank 0 only)
+};
+
+/// One line of the nccl-tests style table.
+struct SizeRow {
+  std::size_t bytes = 0;
+  std::size_t count = 0;
+  Placement oop;  ///< out-of-place
+  Placement ip;   ///< in-place
+};
+
+/// What one target produced.
+struct TargetResult {
+  Target target;
+  Status status = Status::kPass;
+  std::string reason;        ///< for skip / error
+  std::string transport;     ///< what really carried the data ("ob1:vader", "tcp;ofi_rxm", "Socket")
+  std::string device;        ///< "cpu" or the GPU
+  Json details = Json::object();  ///< provider / MCA / NCCL facts
+  std::vector<SizeRow> rows;
+  std::vector<std::string> rank_devices;  ///< per rank (rank 0 only)
+  /// Extra judged items (efa.missing, efa.fallback_tcp).
+  std::vector<Check> checks;
+};
+
+}  // namespace nodeprobe::allreduce

@@ -1,0 +1,42 @@
+#pragma once
+/// Input patterns, expected results, the data check and the host reduction
+/// kernels. Inputs are small integers chosen so that sums, products, minima
+/// and maxima are exact in every type for realistic rank counts; the check
+/// still allows a type-dependent tolerance for floating types (the order of
+/// additions differs between algorithms).
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ar_types.h"
+
+namespace nodeprobe::allreduce {
+
+/// Round-to-nearest-even conversions used for bfloat16 / float16 buffers.
+std::uint16_t float_to_bf16(float f);
+float bf16_to_float(std::uint16_t h);
+std::uint16_t float_to_fp16(float f);
+float fp16_to_float(std::uint16_t h);
+
+/// The input value of element `i` on `rank` for check repetition `rep`.
+double input_value(RedOp op, int rank, std::size_t i, int rep);
+/// The correct result of element `i` over `nranks` ranks.
+double expected_value(RedOp op, int nranks, std::size_t i, int rep);
+
+/// Writes the inputs of `rank` into `buf` (`count` elements of `type`).
+void fill_input(void* buf, std::size_t count, DType type, RedOp op, int rank, int rep);
+/// Writes a value no correct result can have (so stale output is caught).
+void fill_poison(void* buf, std::size_t count, DType type);
+
+/// Relative tolerance for `type` after reducing over `nranks` ranks (0 for integers).
+double tolerance(DType type, int nranks);
+/// Number of elements of `buf` that differ from the expected result.
+long count_wrong(const void* buf, std::size_t count, DType type, RedOp op, int nranks, int rep);
+
+/// dst[i] = dst[i] op src[i] for `count` elements (sum, prod, min, max; avg sums,
+/// the caller divides once at the end with finish_avg).
+void reduce_into(void* dst, const void* src, std::size_t count, DType type, RedOp op);
+/// Divides every element by `nranks` (for avg).
+void finish_avg(void* buf, std::size_t count, DType type, int nranks);
+
+}  // namespace nodeprobe::allreduce

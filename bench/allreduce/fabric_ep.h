@@ -1,0 +1,101 @@
+#pragma once
+/// A libfabric RDM endpoint for one communicator, set up the way fabtests'
+/// shared.h does it (fi_getinfo with a provider name, fabric, domain, CQ, AV,
+/// endpoint, addresses exchanged out of band, here through MPI). The same
+/// code runs on tcp and shm in CI and on efa in the field.
+
+#include <mpi.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <string>
+#include <vector>
+
+#include "nodeprobe/error.h"
+#include "nodeprobe/report.h"
+
+namespace nodeprobe::allreduce {
+
+/// "FI_EAGAIN" for FI_EAGAIN etc.
+std::string fi_errno_name(int err);
+
+/// Providers libfabric knows of (present here or not), to tell a typo from a
+/// provider that is simply not installed.
+bool is_known_provider(const std::string& name);
+/// Distinct provider names usable here (core names: "tcp" for "tcp;ofi_rxm").
+std::vector<std::string> present_providers();
+
+/// Every operation's context: fi_context2 first, as FI_CONTEXT2 mode requires.
+struct FabricOp {
+  fi_context2 fi{};
+  int kind = 0;          ///< 0 send, 1 recv
+  std::size_t unit = 0;
+  int slot = -1;
+};
+
+class FabricEndpoint {
+ public:
+  /// Opens fabric, domain, CQ, AV and endpoint for `provider`, preferring the
+  /// domain named `iface` when given. Local only; throws ApiError (FI_ENODATA
+  /// from fi_getinfo when the provider is not available).
+  FabricEndpoint(const std::string& provider, const std::string& iface);
+  /// Exchanges endpoint names over `comm` and inserts them into the AV. Collective.
+  void connect(MPI_Comm comm);
+  ~FabricEndpoint();
+  FabricEndpoint(const FabricEndpoint&) = delete;
+  FabricEndpoint& operator=(const FabricEndpoint&) = delete;
+
+  fi_addr_t peer(int rank) const { return peers_[static_cast<std::size_t>(rank)]; }
+  /// Registers `buf` when the provider needs local registration; returns its descriptor or nullptr.
+  void* register_memory(void* buf, std::size_t len);
+  /// False when the provider's queue is full (poll, then retry).
+  bool post_send(const void* buf, std::size_t len, void* desc, fi_addr_t dest, std::uint64_t tag,
+                 FabricOp* op);
+  bool post_recv(void* buf, std::size_t len, void* desc, std::uint64_t tag, FabricOp* op);
+  /// Reads up to `max` completions; 0 when none. With `block_ms` > 0 waits up to
+  /// that long for one (when the CQ can block). Throws ApiError on a failed operation.
+  int poll(FabricOp** done, int max, int block_ms = 0);
+
+  std::size_t max_msg_size() const { return max_msg_; }
+  std::size_t tx_depth() const { return tx_depth_; }
+  std::size_t rx_depth() const { return rx_depth_; }
+  /// "tcp;ofi_rxm", "efa", "shm".
+  const std::string& provider_name() const { return prov_name_; }
+  Json describe() const;
+
+ private:
+  void close_all() noexcept;
+
+  fi_info* info_ = nullptr;
+  fid_fabric* fabric_ = nullptr;
+  fid_domain* domain_ = nullptr;
+  fid_cq* cq_ = nullptr;
+  fid_av* av_ = nullptr;
+  fid_ep* ep_ = nullptr;
+  std::vector<fid_mr*> mrs_;
+  std::vector<fi_addr_t> peers_;
+  std::string prov_name_, fabric_name_, domain_name_, name_;
+  std::size_t max_msg_ = 0, tx_depth_ = 0, rx_depth_ = 0;
+  std::uint64_t mr_mode_ = 0;
+  std::uint64_t next_key_ = 1;
+  bool can_block_ = false;
+};
+
+}  // namespace nodeprobe::allreduce
+
+/// libfabric calls returning 0 or a negative fi_errno.
+#define NP_CHECK_FI(call)                                                                   \
+  do {                                                                                      \
+    const long np_fi_rc_ = static_cast<long>(call);                                         \
+    if (np_fi_rc_ < 0) {                                                                    \
+      const int np_fi_err_ = static_cast<int>(-np_fi_rc_);                                  \
+      ::nodeprobe::throw_api_error("libfabric", np_fi_rc_,                                  \
+                                   ::nodeprobe::allreduce::fi_errno_name(np_fi_err_),       \
+                                   fi_strerror(np_fi_err_), #call, __FILE__, __LINE__);     \
+    }                                                                                       \
+  } while (0)

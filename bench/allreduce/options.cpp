@@ -1,0 +1,152 @@
+#include "options.h"
+
+#include <algorithm>
+
+#include "ar_math.h"
+#include "nodeprobe/error.h"
+
+namespace nodeprobe::allreduce {
+namespace {
+
+std::size_t size_or_throw(const std::string& flag, const std::string& text) {
+  auto v = parse_size(text);
+  if (!v) throw InputError(flag + " '" + text + "' is not a size (e.g. 8, 64K, 32M, 1G)");
+  return *v;
+}
+
+}  // namespace
+
+void add_allreduce_flags(CLI::App& app, Options& o) {
+  add_common_flags(app, o.common);
+  app.add_option("--backend", o.backends,
+                 "What to measure, comma-separated: mpi, fabric[:PROVIDER], nccl[:socket|ofi], or a "
+                 "bare libfabric provider (tcp, efa, shm, udp) meaning fabric over it")
+      ->delimiter(',')
+      ->type_name("LIST");
+  app.add_option("--compare", o.compare,
+                 "Run two targets in one invocation and report the busbw ratio A/B per size "
+                 "(e.g. efa,tcp or fabric:tcp,mpi)")
+      ->delimiter(',')
+      ->type_name("A,B");
+  app.add_option("--provider", o.provider, "libfabric provider for 'fabric' (tcp, efa, shm, udp, ...)");
+  app.add_option("-b,--minbytes", o.min_bytes, "Smallest size (K/M/G suffixes, powers of 1024)");
+  app.add_option("-e,--maxbytes", o.max_bytes, "Largest size");
+  app.add_option("-f,--stepfactor", o.factor, "Multiply the size by F between steps");
+  app.add_option("-i,--stepbytes", o.step_bytes, "Add this many bytes between steps (with -f 0)");
+  app.add_option("-n,--iters", o.iters, "Timed iterations per size")->check(CLI::Range(1, 1000000));
+  app.add_option("-w,--warmup_iters", o.warmup, "Untimed warm-up iterations per size")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("-c,--check", o.check, "Data-check iterations after timing (0 disables)")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("-d,--datatype", o.dtype, "float, int32 (all backends); bfloat16, half (nccl)");
+  app.add_option("-o,--op", o.op, "sum, prod, min, max (avg: nccl)");
+  app.add_option("--inplace", o.inplace, "1: measure out-of-place and in-place (as nccl-tests); 0: out-of-place only")
+      ->check(CLI::Range(0, 1));
+  app.add_option("--chunk", o.chunk,
+                 "fabric: largest pipeline chunk; each allreduce uses a quarter of a ring segment, "
+                 "at least 64K and at most this");
+  app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(CLI::Range(1, 1024));
+  app.add_option("--iface", o.iface,
+                 "Interface for the mesh check, the control channel and fabric over tcp "
+                 "(default: NCCL_SOCKET_IFNAME, else the first non-loopback interface)");
+  app.add_option("--nccl-net", o.nccl_net, "NCCL network for 'nccl': socket or ofi (aws-ofi-nccl, EFA)")
+      ->check(CLI::IsMember({"socket", "ofi"}));
+  app.add_flag("--mesh", o.mesh, "Preflight: every rank connects to every other over TCP");
+  app.add_option("--mesh-port", o.mesh_port, "Mesh: listen on PORT + local rank (0: any free port)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--rendezvous-port", o.rendezvous_port,
+                 "Mesh: also check every rank reaches rank 0 on this port (e.g. 29500)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--mesh-timeout", o.mesh_timeout_s, "Mesh: seconds per connection attempt")
+      ->check(CLI::Range(0.05, 60.0));
+  app.add_flag("--scaling", o.scaling, "Data-parallel step emulation on 1, 2, 4 ... nodes");
+  app.add_option("--compute-ms", o.compute_ms, "Scaling: compute time per step (ms)")
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--grad-bytes", o.grad_bytes, "Scaling: gradient bytes allreduced per step");
+  app.add_option("--bucket-mb", o.bucket_mb, "Scaling: bucket size in MiB (PyTorch DDP: 25)")
+      ->check(CLI::Range(0.001, 1e6));
+  app.add_option("--steps", o.steps, "Scaling: timed steps per node count")->check(CLI::Range(1, 100000));
+  app.add_option("--stall-timeout", o.stall_timeout_s,
+                 "End the run when a rank is silent this long (stopped, hung host)")
+      ->check(CLI::Range(1.0, 1e6));
+  app.add_option("--np", o.np, "Start N local ranks through mpirun (single-node run without a launcher)")
+      ->check(CLI::Range(1, 4096));
+  app.add_flag("--text-to-stderr", o.text_to_stderr)->group("");
+  app.add_option("--test-fault", o.test_fault)->group("");
+}
+
+Plan make_plan(const Options& o) {
+  Plan p;
+  const auto dt = dtype_from_string(o.dtype);
+  if (!dt) throw InputError("unknown datatype '" + o.dtype + "' (float, int32, bfloat16, half)");
+  p.dtype = *dt;
+  const auto op = redop_from_string(o.op);
+  if (!op) throw InputError("unknown op '" + o.op + "' (sum, prod, min, max, avg)");
+  p.op = *op;
+
+  const std::size_t lo = size_or_throw("-b", o.min_bytes);
+  const std::size_t hi = size_or_throw("-e", o.max_bytes);
+  const std::size_t step = size_or_throw("-i", o.step_bytes);
+  if (lo > hi)
+    throw InputError("-b " + o.min_bytes + " is larger than -e " + o.max_bytes);
+  if (o.factor != 0 && !(o.factor > 1)) throw InputError("-f must be > 1 (or 0 with -i)");
+  if (o.factor == 0 && step == 0) throw InputError("-f 0 needs -i STEP > 0");
+  p.sizes = size_sweep(lo, hi, o.factor, step, dtype_size(p.dtype));
+  if (p.sizes.empty())
+    throw InputError("no size in -b " + o.min_bytes + " .. -e " + o.max_bytes + " holds one " +
+                     std::string(to_string(p.dtype)) + " element");
+  p.chunk_bytes = size_or_throw("--chunk", o.chunk);
+  if (p.chunk_bytes < 64) throw InputError("--chunk must be at least 64 bytes");
+  p.grad_bytes = size_or_throw("--grad-bytes", o.grad_bytes);
+
+  if (!o.compare.empty()) {
+    if (!o.backends.empty()) throw InputError("use either --backend or --compare, not both");
+    if (o.compare.size() != 2) throw InputError("--compare takes exactly two targets (A,B)");
+    p.compare = true;
+  }
+  for (const auto& text : p.compare ? o.compare : o.backends) {
+    Target t = parse_target(text, o.provider);
+    if (t.backend == "nccl" && t.provider.empty()) t.provider = o.nccl_net;
+    if (std::find(p.targets.begin(), p.targets.end(), t) != p.targets.end())
+      throw InputError("target '" + t.label() + "' is given twice");
+    p.targets.push_back(t);
+  }
+  // --mesh alone runs only the preflight; otherwise MPI is the default. --scaling
+  // runs the step emulation over the first target instead of the sweep.
+  if (p.targets.empty() && (!o.mesh || o.scaling)) p.targets.push_back({"mpi", ""});
+  if (o.scaling) {
+    if (p.compare) throw InputError("--scaling runs over one target: use --backend, not --compare");
+    p.sweep = false;
+  }
+
+  for (const auto& t : p.targets) {
+    const bool half = p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16;
+    if (half && t.backend != "nccl")
+      throw InputError(std::string(to_string(p.dtype)) + " needs --backend nccl (" + t.label() +
+                       " reduces float32 and int32)");
+    if (p.op == RedOp::kAvg && t.backend != "nccl")
+      throw InputError("-o avg needs --backend nccl (MPI has no average)");
+  }
+  if (p.op == RedOp::kAvg && p.dtype == DType::kInt32)
+    throw InputError("-o avg is defined for floating types only here");
+
+  if (!o.test_fault.empty()) {
+    // RANK:KIND[:SIZE]
+    const auto c1 = o.test_fault.find(':');
+    if (c1 == std::string::npos) throw InputError("--test-fault RANK:KIND[:SIZE]");
+    try {
+      p.fault.rank = std::stoi(o.test_fault.substr(0, c1));
+    } catch (const std::exception&) {
+      throw InputError("--test-fault RANK:KIND[:SIZE]: bad rank");
+    }
+    const auto c2 = o.test_fault.find(':', c1 + 1);
+    p.fault.kind = o.test_fault.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
+    if (c2 != std::string::npos) p.fault.at_bytes = size_or_throw("--test-fault", o.test_fault.substr(c2 + 1));
+    static const char* kKinds[] = {"exit", "kill", "stop", "corrupt", "throw"};
+    if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return p.fault.kind == k; }))
+      throw InputError("--test-fault kind must be exit, kill, stop, corrupt or throw");
+  }
+  return p;
+}
+
+}  // namespace nodeprobe::allreduce

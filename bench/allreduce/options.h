@@ -1,0 +1,68 @@
+#pragma once
+/// Command line of nodeprobe-allreduce: the common probe flags, nccl-tests'
+/// sweep flags (-b -e -f -i -n -w -c -d -o), the backends and the modes.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "ar_types.h"
+#include "nodeprobe/probe_main.h"
+
+namespace nodeprobe::allreduce {
+
+struct Options {
+  CommonOptions common;
+  std::vector<std::string> backends;  ///< --backend (comma list of targets)
+  std::vector<std::string> compare;   ///< --compare A,B
+  std::string provider = "tcp";       ///< --provider (for "fabric" without one)
+  std::string min_bytes = "1M", max_bytes = "64M", step_bytes = "0";
+  double factor = 2;
+  int iters = 20, warmup = 1, check = 1;
+  std::string dtype = "float", op = "sum";
+  int inplace = 1;                    ///< also measure in-place (nccl-tests prints both)
+  std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
+  int window = 8;                     ///< fabric: chunks in flight per direction
+  std::string iface;                  ///< interface for mesh / control / fabric tcp
+  std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")
+  bool mesh = false;
+  int mesh_port = 0;                  ///< 0: ephemeral ports
+  int rendezvous_port = 0;
+  double mesh_timeout_s = 2;
+  bool scaling = false;
+  double compute_ms = 50;
+  std::string grad_bytes = "100M";
+  double bucket_mb = 25;
+  int steps = 5;
+  double stall_timeout_s = 60;        ///< a rank silent this long ends the run
+  int np = 0;                         ///< --np N: start N local ranks through mpirun
+  bool text_to_stderr = false;        ///< hidden: set by --np when the user asked --json -
+  std::string test_fault;             ///< hidden: RANK:KIND[:SIZE] for tests (exit|kill|stop|corrupt|throw)
+};
+
+/// Everything the options mean, validated (sizes parsed, targets resolved).
+struct Plan {
+  std::vector<Target> targets;
+  bool compare = false;            ///< report target[0] / target[1] per size
+  bool sweep = true;               ///< run the size sweep (not with --scaling: it uses targets[0])
+  std::vector<std::size_t> sizes;  ///< bytes
+  DType dtype = DType::kFloat32;
+  RedOp op = RedOp::kSum;
+  std::size_t chunk_bytes = 0;
+  std::size_t grad_bytes = 0;
+  struct Fault {
+    int rank = -1;
+    std::string kind;
+    std::size_t at_bytes = 0;
+  } fault;
+};
+
+/// Registers every flag on `app`.
+void add_allreduce_flags(CLI::App& app, Options& opt);
+
+/// Validates and resolves the options. Throws InputError with a one-line reason.
+Plan make_plan(const Options& opt);
+
+}  // namespace nodeprobe::allreduce

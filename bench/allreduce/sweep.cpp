@@ -1,0 +1,151 @@
+#include "sweep.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ar_math.h"
+#include "mpi_util.h"
+#include "nodeprobe/clock.h"
+#include "nodeprobe/stats.h"
+
+namespace nodeprobe::allreduce {
+namespace {
+
+struct Timed {
+  double rank_seconds = 0;           // this rank's mean per iteration
+  std::vector<double> iter_seconds;  // per iteration (blocking backends)
+};
+
+Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) b.launch(count, in_place);
+  b.wait();
+  NP_CHECK_MPI(MPI_Barrier(comm));
+  Timed t;
+  Clock& clock = steady_clock();
+  const double t0 = clock.now_s();
+  double prev = t0;
+  for (int i = 0; i < iters; ++i) {
+    b.launch(count, in_place);
+    if (b.blocking()) {
+      const double now = clock.now_s();
+      t.iter_seconds.push_back(now - prev);
+      prev = now;
+    }
+  }
+  b.wait();
+  t.rank_seconds = (clock.now_s() - t0) / iters;
+  return t;
+}
+
+}  // namespace
+
+void maybe_fault(const Plan& plan, int rank, std::size_t bytes, bool* corrupt) {
+  const auto& f = plan.fault;
+  if (f.rank != rank || bytes < f.at_bytes) return;
+  if (f.kind == "exit") ::_exit(3);
+  if (f.kind == "kill") ::raise(SIGKILL);
+  if (f.kind == "stop") ::raise(SIGSTOP);
+  if (f.kind == "throw") throw std::runtime_error("injected fault (--test-fault)");
+  if (f.kind == "corrupt" && corrupt) *corrupt = true;
+}
+
+TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepHooks& hooks) {
+  TargetResult res;
+  res.target = t;
+  const Plan& plan = *ctx.plan;
+  const Options& opt = *ctx.opt;
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(ctx.comm, &rank);
+  MPI_Comm_size(ctx.comm, &nranks);
+  const std::size_t esize = dtype_size(plan.dtype);
+  const std::size_t max_count = plan.sizes.back() / esize;
+
+  std::unique_ptr<Backend> b;
+  try {
+    if (hooks.phase) hooks.phase(t.label() + " setup");
+    run_agreed(ctx.comm, [&] { b = make_backend(ctx, t); });
+    b->setup(max_count);
+  } catch (const BackendUnavailable& e) {
+    res.reason = e.what();
+    res.status = Status::kSkip;
+    if (!e.check().id.empty()) {
+      res.status = e.check().status;
+      res.checks.push_back(e.check());
+    }
+    return res;
+  } catch (const AgreedError& e) {
+    res.status = Status::kError;
+    res.reason = e.what();
+    return res;
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    // Only this rank knows: the others may wait in a collective.
+    hooks.fail(t.label() + " setup: " + e.what());
+  }
+  res.transport = b->transport();
+
+  try {
+    for (const std::size_t bytes : plan.sizes) {
+      SizeRow row;
+      row.bytes = bytes;
+      row.count = bytes / esize;
+      for (const bool in_place : {false, true}) {
+        if (in_place && !opt.inplace) continue;
+        Placement& p = in_place ? row.ip : row.oop;
+        if (hooks.phase)
+          hooks.phase(t.label() + " " + format_size(bytes) + (in_place ? " in-place" : " out-of-place"));
+        b->fill(row.count, in_place, 0);
+        bool corrupt = false;
+        maybe_fault(plan, rank, bytes, &corrupt);
+        const Timed tm = time_loop(*b, ctx.comm, row.count, in_place, opt.warmup, opt.iters);
+        double sum = 0;
+        NP_CHECK_MPI(MPI_Allreduce(&tm.rank_seconds, &sum, 1, MPI_DOUBLE, MPI_SUM, ctx.comm));
+        std::vector<double> per_rank(static_cast<std::size_t>(nranks));
+        NP_CHECK_MPI(MPI_Gather(&tm.rank_seconds, 1, MPI_DOUBLE, per_rank.data(), 1, MPI_DOUBLE, 0, ctx.comm));
+        const double avg = sum / nranks;
+        p.measured = true;
+        p.time_us = avg * 1e6;
+        p.algbw = algbw_gbps(bytes, avg);
+        p.busbw = allreduce_busbw(p.algbw, nranks);
+        if (rank == 0) {
+          for (double s : per_rank) p.rank_time_us.push_back(s * 1e6);
+          std::vector<double> bw;
+          for (double s : tm.iter_seconds) bw.push_back(allreduce_busbw(algbw_gbps(bytes, s), nranks));
+          p.busbw_stats = compute_stats(bw);
+        }
+        if (opt.check > 0) {
+          long wrong = 0;
+          for (int rep = 1; rep <= opt.check; ++rep) {
+            if (hooks.phase) hooks.phase(t.label() + " " + format_size(bytes) + " data check");
+            b->fill(row.count, in_place, rep);
+            b->launch(row.count, in_place);
+            b->wait();
+            if (corrupt && rep == 1) b->corrupt_one();
+            wrong += b->check(row.count, rep);
+          }
+          long total = 0;
+          NP_CHECK_MPI(MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, ctx.comm));
+          p.wrong = total;
+        }
+      }
+      if (rank == 0 && hooks.row_done) hooks.row_done(row);
+      res.rows.push_back(row);
+    }
+  } catch (const std::exception& e) {
+    hooks.fail(t.label() + ": " + e.what());
+  }
+  res.device = b->device();
+  res.rank_devices = allgather_strings(ctx.comm, res.device);
+  res.details = b->details();
+  for (auto& c : b->checks()) res.checks.push_back(c);
+  for (const auto& r : res.rows)
+    for (const Placement* p : {&r.oop, &r.ip})
+      if (p->wrong > 0) res.status = Status::kFail;
+  return res;
+}
+
+}  // namespace nodeprobe::allreduce

@@ -1,0 +1,77 @@
+#include "table.h"
+
+#include <cstdio>
+
+#include "ar_math.h"
+
+namespace nodeprobe::allreduce {
+namespace {
+
+std::string placement_cols(const Placement& p) {
+  char buf[96];
+  if (!p.measured) {
+    std::snprintf(buf, sizeof buf, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    return buf;
+  }
+  const std::string wrong = p.wrong < 0 ? "N/A" : std::to_string(p.wrong);
+  std::snprintf(buf, sizeof buf, "  %7s  %6.2f  %6.2f  %6s", format_time_us(p.time_us).c_str(), p.algbw,
+                p.busbw, wrong.c_str());
+  return buf;
+}
+
+}  // namespace
+
+std::string format_time_us(double us) {
+  char buf[32];
+  if (us >= 10000.0) std::snprintf(buf, sizeof buf, "%7.0f", us);
+  else if (us >= 100.0) std::snprintf(buf, sizeof buf, "%7.1f", us);
+  else std::snprintf(buf, sizeof buf, "%7.2f", us);
+  return buf;
+}
+
+std::string table_header() {
+  char l1[200], l2[200], l3[200];
+  std::snprintf(l1, sizeof l1, "#%57s%-34s%s\n", "", "   out-of-place", "   in-place");
+  std::snprintf(l2, sizeof l2, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
+                "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+                "#wrong");
+  std::snprintf(l3, sizeof l3, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  return std::string(l1) + l2 + l3;
+}
+
+std::string table_row(const SizeRow& row, DType type, RedOp op) {
+  char head[96];
+  std::snprintf(head, sizeof head, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count,
+                std::string(to_string(type)).c_str(), std::string(to_string(op)).c_str(), -1);
+  return head + placement_cols(row.oop) + placement_cols(row.ip) + "\n";
+}
+
+std::string table_footer(const std::vector<SizeRow>& rows) {
+  long wrong = 0;
+  for (const auto& r : rows)
+    for (const Placement* p : {&r.oop, &r.ip})
+      if (p->wrong > 0) wrong += p->wrong;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n", wrong,
+                wrong ? "FAILED" : "OK", average_busbw(rows));
+  return buf;
+}
+
+std::string ratio_table(const TargetResult& a, const TargetResult& b) {
+  std::string out = "# busbw ratio " + a.target.label() + " / " + b.target.label() + " (out-of-place)\n";
+  char line[160];
+  std::snprintf(line, sizeof line, "#%11s  %12s  %12s  %7s\n", "size (B)", "A (GB/s)", "B (GB/s)", "A/B");
+  out += line;
+  for (const auto& ra : a.rows) {
+    for (const auto& rb : b.rows) {
+      if (ra.bytes != rb.bytes || !ra.oop.measured || !rb.oop.measured) continue;
+      const double ratio = rb.oop.busbw > 0 ? ra.oop.busbw / rb.oop.busbw : 0;
+      std::snprintf(line, sizeof line, "%12zu  %12.3f  %12.3f  %7.3f\n", ra.bytes, ra.oop.busbw, rb.oop.busbw, ratio);
+      out += line;
+    }
+  }
+  return out;
+}
+
+}  // namespace nodeprobe::allreduce

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# netns-cluster.sh: N test hosts on one machine for multi-node runs without
+# ssh or real nodes. Each host is a network namespace with eth0 on a shared
+# bridge (198.18.<id>.<i>/24, bridge .254), optionally a second "data"
+# network eth1 (198.19.<id>.<i>/24) and tbf shaping of every link in both
+# directions. mpirun starts ranks inside the hosts through the launcher agent
+# (scripts/netns-agent) instead of ssh.
+#
+#   netns-cluster.sh up N [--rate 1gbit] [--mtu 9001] [--id K] [--data-net] [--owner-pid PID]
+#   netns-cluster.sh down [--id K]
+#   netns-cluster.sh hosts [--id K]          comma-separated host IPs for mpirun -H
+#   netns-cluster.sh mpirun-args [--id K]    the mpirun flags that route through the cluster
+#   netns-cluster.sh exec [--id K] HOST CMD...  run CMD inside HOST (name, index or IP)
+#   netns-cluster.sh status [--id K]
+#
+# Host i (1-based) is namespace np<K>h<i>, hostname np<K>-h<i>. --rate shapes
+# each host's link in both directions with tbf; --mtu defaults to 9001 as
+# within an AWS VPC. --owner-pid: a later `up` with the same id tears a
+# cluster down first when its owner is gone (tests killed mid-run). Needs root
+# (CAP_NET_ADMIN, CAP_SYS_ADMIN); says so and exits 77 otherwise.
+#
+# Example:
+#   scripts/netns-cluster.sh up 4 --rate 1gbit
+#   mpirun -np 4 -H "$(scripts/netns-cluster.sh hosts)" $(scripts/netns-cluster.sh mpirun-args) \
+#          build/bin/nodeprobe-allreduce --backend fabric --provider tcp
+#   scripts/netns-cluster.sh down
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+state_root=${NODEPROBE_NETNS_STATE:-/run/nodeprobe-netns}
+id=1
+rate=""
+mtu=9001
+data_net=0
+owner_pid=""
+
+die() { printf 'netns-cluster.sh: %s\n' "$*" >&2; exit 2; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+[[ $# -ge 1 ]] || { usage >&2; exit 64; }
+cmd=$1; shift
+count=""
+if [[ $cmd == up ]]; then
+  [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || die "up needs the number of hosts (up N)"
+  count=$1; shift
+fi
+exec_args=()
+while [[ $# -gt 0 ]]; do
+  if [[ $cmd == exec && $1 != -* ]]; then
+    [[ $# -ge 2 ]] || die "exec needs HOST and a command"
+    exec_args=("$@"); break
+  fi
+  case "$1" in
+    --rate) rate=${2:?--rate needs a value}; shift ;;
+    --mtu) mtu=${2:?--mtu needs a value}; shift ;;
+    --id) id=${2:?--id needs a value}; shift ;;
+    --data-net) data_net=1 ;;
+    --owner-pid) owner_pid=${2:?--owner-pid needs a value}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) printf 'netns-cluster.sh: unknown option %s (see --help)\n' "$1" >&2; exit 64 ;;
+  esac
+  shift
+done
+[[ $id =~ ^[0-9]+$ && $id -ge 0 && $id -le 255 ]] || die "--id must be 0..255"
+[[ $mtu =~ ^[0-9]+$ && $mtu -ge 576 && $mtu -le 65535 ]] || die "--mtu must be 576..65535"
+[[ -z $rate || $rate =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] \
+  || die "--rate must look like 1gbit, 500mbit (tc units)"
+
+dir=$state_root/$id
+br=np${id}br0
+br1=np${id}br1
+ns_name() { echo "np${id}h$1"; }
+
+need_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "netns-cluster.sh: needs root (network namespaces, bridges)" >&2; exit 77
+  fi
+  local probe="np${id}probe$$"
+  if ! ip netns add "$probe" 2>/dev/null; then
+    echo "netns-cluster.sh: cannot create network namespaces here (ip netns add failed)" >&2; exit 77
+  fi
+  ip netns del "$probe"
+}
+
+# Shapes egress of DEV (in namespace NS, "" = root) to the rate.
+shape() {
+  local ns=$1 dev=$2 run=()
+  [[ -n $ns ]] && run=(ip netns exec "$ns")
+  # burst: >= 2 ms at the rate, at least 64 KiB, so GSO packets pass.
+  "${run[@]}" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 1mbit latency 20ms
+}
+
+down() {
+  local i ns
+  if [[ -f $dir/count ]]; then
+    local n; n=$(cat "$dir/count")
+    for ((i = 1; i <= n; i++)); do
+      ns=$(ns_name "$i")
+      ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+      ip netns del "$ns" 2>/dev/null || true
+      ip link del "np${id}h${i}v0" 2>/dev/null || true
+      ip link del "np${id}h${i}v1" 2>/dev/null || true
+    done
+  fi
+  # Namespaces left by an interrupted `up` (count not yet written).
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^np${id}h[0-9]+$" || true); do
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  ip link del "$br" 2>/dev/null || true
+  ip link del "$br1" 2>/dev/null || true
+  rm -rf "$dir"
+}
+
+up() {
+  need_root
+  [[ $count -ge 1 && $count -le 200 ]] || die "N must be 1..200"
+  if [[ -d $dir ]]; then
+    local owner=""; [[ -f $dir/owner ]] && owner=$(cat "$dir/owner")
+    if [[ -n $owner ]] && ! kill -0 "$owner" 2>/dev/null; then
+      echo "netns-cluster.sh: removing stale cluster $id (owner $owner is gone)" >&2
+      down
+    else
+      die "cluster $id is already up (netns-cluster.sh down --id $id, or pick another --id)"
+    fi
+  fi
+  mkdir -p "$dir"
+  trap 'down; exit 2' ERR INT TERM
+  [[ -n $owner_pid ]] && echo "$owner_pid" > "$dir/owner"
+  ip link add "$br" type bridge
+  ip addr add "198.18.$id.254/24" dev "$br"
+  ip link set "$br" mtu "$mtu" up
+  if [[ $data_net == 1 ]]; then
+    ip link add "$br1" type bridge
+    ip addr add "198.19.$id.254/24" dev "$br1"
+    ip link set "$br1" mtu "$mtu" up
+  fi
+  : > "$dir/hosts"
+  local i ns
+  for ((i = 1; i <= count; i++)); do
+    ns=$(ns_name "$i")
+    ip netns add "$ns"
+    ip netns exec "$ns" ip link set lo up
+    ip link add "np${id}h${i}v0" mtu "$mtu" type veth peer name eth0 mtu "$mtu" netns "$ns"
+    ip link set "np${id}h${i}v0" master "$br" up
+    ip netns exec "$ns" ip addr add "198.18.$id.$i/24" dev eth0
+    ip netns exec "$ns" ip link set eth0 up
+    ip netns exec "$ns" ip route add default via "198.18.$id.254"
+    if [[ $data_net == 1 ]]; then
+      ip link add "np${id}h${i}v1" mtu "$mtu" type veth peer name eth1 mtu "$mtu" netns "$ns"
+      ip link set "np${id}h${i}v1" master "$br1" up
+      ip netns exec "$ns" ip addr add "198.19.$id.$i/24" dev eth1
+      ip netns exec "$ns" ip link set eth1 up
+    fi
+    if [[ -n $rate ]]; then
+      shape "$ns" eth0; shape "" "np${id}h${i}v0"
+      if [[ $data_net == 1 ]]; then shape "$ns" eth1; shape "" "np${id}h${i}v1"; fi
+    fi
+    echo "198.18.$id.$i np${id}-h$i $ns" >> "$dir/hosts"
+  done
+  echo "$count" > "$dir/count"
+  echo "${rate:-unshaped}" > "$dir/rate"
+  trap - ERR INT TERM
+  echo "netns cluster $id: $count hosts 198.18.$id.1-$count${data_net:+ }$([[ $data_net == 1 ]] && echo "(data 198.19.$id.x)"), mtu $mtu, rate ${rate:-unshaped}" >&2
+}
+
+hosts() {
+  [[ -f $dir/hosts ]] || die "cluster $id is not up"
+  awk '{print $1}' "$dir/hosts" | paste -sd, -
+}
+
+# Finds the namespace and hostname of HOST (IP, name or index) in any cluster.
+lookup() {
+  local h=$1 f
+  if [[ $h =~ ^[0-9]+$ && -f $dir/hosts ]]; then
+    sed -n "${h}p" "$dir/hosts"; return
+  fi
+  for f in "$state_root"/*/hosts; do
+    [[ -f $f ]] || continue
+    awk -v h="$h" '$1 == h || $2 == h || $3 == h {print; exit}' "$f"
+  done | head -1
+}
+
+case "$cmd" in
+  up) up ;;
+  down) down ;;
+  hosts) hosts ;;
+  mpirun-args)
+    [[ -f $dir/hosts ]] || die "cluster $id is not up"
+    # TCP only, on the cluster subnet; the agent instead of ssh.
+    echo "--mca plm_rsh_agent $here/netns-agent --mca btl self,tcp" \
+         "--mca btl_tcp_if_include 198.18.$id.0/24 --mca oob_tcp_if_include 198.18.$id.0/24" ;;
+  exec)
+    entry=$(lookup "${exec_args[0]}")
+    [[ -n $entry ]] || die "unknown host ${exec_args[0]}"
+    read -r _ hn ns <<< "$entry"
+    exec ip netns exec "$ns" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
+      "$hn" "${exec_args[@]:1}" ;;
+  status)
+    if [[ -f $dir/hosts ]]; then cat "$dir/hosts"; echo "rate $(cat "$dir/rate")"; else echo "cluster $id is down"; fi ;;
+  *) usage >&2; exit 64 ;;
+esac

@@ -1,0 +1,117 @@
+#include "ar_test_util.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace nodeprobe::allreduce::testing {
+
+namespace nt = nodeprobe::testing;
+
+std::vector<std::string> local_mpirun(int np, const std::vector<std::string>& args) {
+  std::vector<std::string> v = {"mpirun", "-np", std::to_string(np), "--oversubscribe", "--bind-to", "none"};
+  if (::geteuid() == 0) v.push_back("--allow-run-as-root");
+  v.push_back(nt::bin("nodeprobe-allreduce"));
+  v.insert(v.end(), args.begin(), args.end());
+  return v;
+}
+
+Json ArRun::check(const std::string& id) const {
+  if (probe.contains("checks"))
+    for (const auto& c : probe["checks"])
+      if (c.value("id", "") == id) return c;
+  return nullptr;
+}
+
+double ArRun::metric(const std::string& name, const std::map<std::string, std::string>& labels) const {
+  if (!probe.contains("metrics")) return -1;
+  for (const auto& m : probe["metrics"]) {
+    if (m.value("name", "") != name) continue;
+    bool all = true;
+    for (const auto& [k, v] : labels) all = all && m["labels"].value(k, "") == v;
+    if (all) return m.value("value", -1.0);
+  }
+  return -1;
+}
+
+ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s) {
+  const std::string path = dir.file("r.json");
+  ::unlink(path.c_str());
+  argv.insert(argv.end(), {"--json", path});
+  ArRun r;
+  r.proc = nt::run(argv, timeout_s);
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+      r.report = Json::parse(ss.str());
+      r.have_report = true;
+      if (r.report.contains("probes") && !r.report["probes"].empty()) r.probe = r.report["probes"][0];
+    } catch (const std::exception&) {
+    }
+  }
+  return r;
+}
+
+std::vector<std::string> finding_ids(const Json& report) {
+  std::vector<std::string> ids;
+  if (report.contains("findings"))
+    for (const auto& f : report["findings"]) ids.push_back(f.value("id", ""));
+  return ids;
+}
+
+NetnsCluster::NetnsCluster(int hosts, const std::vector<std::string>& extra) {
+  if (::geteuid() != 0) {
+    skip_ = "netns cluster needs root";
+    return;
+  }
+  // An id per test process (tests run in parallel); the next one when taken.
+  SpawnResult r;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    id_ = 20 + static_cast<int>((::getpid() + attempt * 37) % 200);
+    std::vector<std::string> argv = {NODEPROBE_NETNS_SCRIPT, "up", std::to_string(hosts), "--id", std::to_string(id_),
+                                     "--owner-pid", std::to_string(::getpid())};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    r = nt::run(argv, 60);
+    if (r.err.find("is already up") == std::string::npos) break;
+  }
+  if (r.exit_code == 77) {
+    skip_ = "cannot create network namespaces here: " + r.err;
+    return;
+  }
+  if (!r.exited_ok()) {
+    // A throwing constructor gets no destructor: tear down what was made here.
+    nt::run({NODEPROBE_NETNS_SCRIPT, "down", "--id", std::to_string(id_)}, 60);
+    throw std::runtime_error("netns-cluster.sh up failed: " + r.describe() + ": " + r.err);
+  }
+  up_ = true;
+}
+
+NetnsCluster::~NetnsCluster() {
+  if (up_) nt::run({NODEPROBE_NETNS_SCRIPT, "down", "--id", std::to_string(id_)}, 60);
+}
+
+std::string NetnsCluster::hosts() const {
+  return nt::run({NODEPROBE_NETNS_SCRIPT, "hosts", "--id", std::to_string(id_)}, 30).out.substr(0, std::string::npos);
+}
+
+std::vector<std::string> NetnsCluster::mpirun(int np, const std::vector<std::string>& args) const {
+  std::string h = hosts();
+  while (!h.empty() && (h.back() == '\n' || h.back() == ' ')) h.pop_back();
+  std::vector<std::string> v = {"mpirun", "-np", std::to_string(np), "-H", h, "--allow-run-as-root"};
+  std::istringstream flags(nt::run({NODEPROBE_NETNS_SCRIPT, "mpirun-args", "--id", std::to_string(id_)}, 30).out);
+  for (std::string f; flags >> f;) v.push_back(f);
+  v.push_back(nt::bin("nodeprobe-allreduce"));
+  v.insert(v.end(), args.begin(), args.end());
+  return v;
+}
+
+bool NetnsCluster::exec(int host, const std::vector<std::string>& cmd) const {
+  std::vector<std::string> argv = {NODEPROBE_NETNS_SCRIPT, "exec", "--id", std::to_string(id_), std::to_string(host)};
+  argv.insert(argv.end(), cmd.begin(), cmd.end());
+  return nt::run(argv, 30).exited_ok();
+}
+
+}  // namespace nodeprobe::allreduce::testing

@@ -1,0 +1,154 @@
+// Bad input and failing ranks: one-line reasons, the right exit codes, a
+// valid report naming the rank, and never a hang.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ar_test_util.h"
+#include "nodeprobe/clock.h"
+
+namespace nodeprobe::allreduce::testing {
+namespace {
+
+namespace nt = nodeprobe::testing;
+const std::vector<std::string> kSweep = {"-b", "256K", "-e", "4M", "-f", "4", "-n", "4", "-q"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+int count_lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(AllreduceInput, MinLargerThanMaxIsOneLineAndExit2) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(2, {"-b", "4M", "-e", "1M"}), dir);
+  EXPECT_NE(r.proc.exit_code, 0);
+  EXPECT_NE(r.proc.err.find("nodeprobe-allreduce: -b 4M is larger than -e 1M\n"), std::string::npos) << r.proc.err;
+  ASSERT_TRUE(r.have_report);
+  EXPECT_EQ(r.status(), "error");
+  // Without mpirun in between the exit code is exactly 2 and stderr one line.
+  const ArRun p = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "-b", "4M", "-e", "1M"}, dir);
+  EXPECT_EQ(p.proc.exit_code, 2);
+  EXPECT_EQ(count_lines(p.proc.err), 1) << p.proc.err;
+}
+
+TEST(AllreduceInput, UnknownProviderListsThosePresent) {
+  TempDir dir;
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:bogus", "-q"}, dir);
+  EXPECT_EQ(r.proc.exit_code, 2);
+  EXPECT_NE(r.proc.err.find("unknown libfabric provider 'bogus' (present here:"), std::string::npos) << r.proc.err;
+  EXPECT_NE(r.proc.err.find("tcp"), std::string::npos);
+  EXPECT_EQ(r.status(), "error");
+}
+
+TEST(AllreduceInput, MissingEfaIsEfaMissingWithTheProviderList) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(2, with(kSweep, {"--backend", "efa,mpi"})), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  if (r.probe["data"]["targets"][0]["status"] == "pass") GTEST_SKIP() << "this machine has EFA";
+  EXPECT_EQ(r.status(), "fail");
+  EXPECT_EQ(r.proc.exit_code, 1);
+  EXPECT_TRUE(has(finding_ids(r.report), "efa.missing"));
+  const Json c = r.check("fabric.efa");
+  EXPECT_NE(c["observed"].get<std::string>().find("present: "), std::string::npos);
+  EXPECT_GT(r.metric("busbw", {{"target", "mpi"}}), 0);  // the rest still ran
+}
+
+TEST(AllreduceInput, TooFewRanksForAMode) {
+  TempDir dir;
+  const ArRun mesh = run_ar(local_mpirun(1, {"--mesh"}), dir);
+  EXPECT_NE(mesh.proc.exit_code, 0);
+  EXPECT_NE(mesh.proc.err.find("--mesh needs at least 2 ranks"), std::string::npos);
+  const ArRun scaling = run_ar(local_mpirun(2, {"--scaling", "--compute-ms", "1", "--grad-bytes", "1M"}), dir);
+  EXPECT_NE(scaling.proc.exit_code, 0);
+  EXPECT_NE(scaling.proc.err.find("--scaling needs ranks on at least 2 hosts"), std::string::npos) << scaling.proc.err;
+  EXPECT_EQ(scaling.status(), "error");
+}
+
+TEST(AllreduceFaults, CorruptedResultFailsWhateverTheSpeed) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "fabric:tcp", "--test-fault", "1:corrupt:1M"})), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "fail");
+  EXPECT_EQ(r.proc.exit_code, 1);
+  EXPECT_EQ(r.check("data.fabric.tcp")["status"], "fail");
+  EXPECT_NE(r.check("data.fabric.tcp")["observed"].get<std::string>().find("1M"), std::string::npos);
+}
+
+TEST(AllreduceFaults, KilledRankEndsInErrorNamingIt) {
+  TempDir dir;
+  const double t0 = steady_clock().now_s();
+  const ArRun r = run_ar(local_mpirun(4, with(kSweep, {"--backend", "fabric:tcp", "--test-fault", "2:kill:1M",
+                                                       "--timeout", "60"})),
+                         dir, 90);
+  EXPECT_LT(steady_clock().now_s() - t0, 45) << "took too long to notice";
+  EXPECT_NE(r.proc.exit_code, 0);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "error");
+  EXPECT_NE(r.reason().find("rank 2"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("died"), std::string::npos) << r.reason();
+  EXPECT_GT(r.metric("busbw", {{"size", "262144"}}), 0);  // what finished is kept
+}
+
+TEST(AllreduceFaults, StoppedRankEndsInTimeoutNamingIt) {
+  TempDir dir;
+  const double t0 = steady_clock().now_s();
+  const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "mpi", "--test-fault", "1:stop:1M", "--timeout", "8"})),
+                         dir, 60);
+  EXPECT_LT(steady_clock().now_s() - t0, 40) << "the stopped rank was not torn down";
+  EXPECT_EQ(r.proc.exit_code, 124) << r.proc.err;
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "timeout");
+  EXPECT_NE(r.reason().find("rank 1"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("stopped or hung"), std::string::npos) << r.reason();
+  EXPECT_TRUE(has(finding_ids(r.report), "probe.timeout"));
+}
+
+TEST(AllreduceFaults, StallLimitEndsBeforeTheDeadline) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "fabric:shm", "--test-fault", "2:stop:1M",
+                                                       "--stall-timeout", "3", "--timeout", "60"})),
+                         dir, 60);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "error");
+  EXPECT_NE(r.reason().find("rank 2"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("silent for"), std::string::npos) << r.reason();
+}
+
+TEST(AllreduceFaults, StoppedRankZeroDoesNotHangTheOthers) {
+  TempDir dir;
+  const double t0 = steady_clock().now_s();
+  const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "mpi", "--test-fault", "0:stop:1M",
+                                                       "--stall-timeout", "2"})),
+                         dir, 60);
+  EXPECT_LT(steady_clock().now_s() - t0, 40);
+  EXPECT_NE(r.proc.exit_code, 0);
+  EXPECT_NE(r.proc.err.find("rank 0 silent for"), std::string::npos) << r.proc.err;
+}
+
+TEST(AllreduceFaults, ErrorOnOneRankIsReportedByRankZero) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "mpi", "--test-fault", "2:throw:1M", "--timeout", "60"})),
+                         dir, 60);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "error");
+  EXPECT_NE(r.reason().find("rank 2"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("injected fault"), std::string::npos) << r.reason();
+}
+
+TEST(AllreduceFaults, NpBackstopWritesAReportWhenRankZeroDies) {
+  TempDir dir;
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "mpi", "-b", "256K", "-e", "1M",
+                          "-q", "--test-fault", "0:kill:1M", "--timeout", "30"},
+                         dir, 90);
+  EXPECT_NE(r.proc.exit_code, 0);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "error");
+  EXPECT_NE(r.reason().find("rank 0 wrote no report"), std::string::npos) << r.reason();
+}
+
+}  // namespace
+}  // namespace nodeprobe::allreduce::testing

@@ -1,0 +1,113 @@
+// Real ranks on this machine: mpirun with 4 processes, MPI over shared memory,
+// libfabric over the tcp and shm providers.
+#include <gtest/gtest.h>
+
+#include "ar_test_util.h"
+
+namespace nodeprobe::allreduce::testing {
+namespace {
+
+namespace nt = nodeprobe::testing;
+const std::vector<std::string> kQuick = {"-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1", "--timeout", "60"};
+
+std::string dotted(std::string s) {
+  for (char& c : s)
+    if (c == ':') c = '.';
+  return s;
+}
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(AllreduceLocal, MpiAndFabricTcpShmFourRanks) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(4, with(kQuick, {"--backend", "mpi,fabric:tcp,fabric:shm", "-q"})), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << "\n" << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason();
+  for (const char* target : {"mpi", "fabric:tcp", "fabric:shm"}) {
+    for (const char* size : {"65536", "262144", "1048576"}) {
+      EXPECT_GT(r.metric("busbw", {{"target", target}, {"size", size}, {"placement", "out-of-place"}}), 0)
+          << target << " " << size;
+      EXPECT_GT(r.metric("busbw", {{"target", target}, {"size", size}, {"placement", "in-place"}}), 0);
+    }
+    EXPECT_EQ(r.check(std::string("data.") + dotted(target))["status"], "pass");
+  }
+  EXPECT_EQ(r.metric("busbw", {{"target", "fabric:tcp"}}) > 0, true);
+  // The transports that really carried the data.
+  const auto& targets = r.probe["data"]["targets"];
+  EXPECT_EQ(targets[1]["transport"], "tcp;ofi_rxm");
+  EXPECT_EQ(targets[2]["transport"], "shm");
+  EXPECT_NE(targets[0]["transport"].get<std::string>().find("ob1:"), std::string::npos);
+  // Per-rank rows and a schema-valid report.
+  ASSERT_EQ(r.probe["data"]["ranks"].size(), 4u);
+  EXPECT_EQ(r.probe["config"]["ranks"], 4);
+  bool available = false;
+  EXPECT_EQ(nt::schema_errors(nlohmann::json::parse(r.report.dump()), &available), "");
+}
+
+TEST(AllreduceLocal, TableIsNcclTestsShaped) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(2, with(kQuick, {"--backend", "fabric:tcp", "-d", "int32", "-o", "max"})), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  EXPECT_NE(r.proc.out.find("#wrong"), std::string::npos);
+  EXPECT_NE(r.proc.out.find("# Avg bus bandwidth"), std::string::npos);
+  EXPECT_NE(r.proc.out.find("# Out of bounds values : 0 OK"), std::string::npos);
+  EXPECT_NE(r.proc.out.find("     1048576        262144     int32     max      -1"), std::string::npos) << r.proc.out;
+}
+
+TEST(AllreduceLocal, CompareReportsRatioPerSize) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(2, with(kQuick, {"--compare", "shm,mpi", "--inplace", "0", "-q"})), dir);
+  ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  EXPECT_GT(r.metric("busbw_ratio", {{"a", "fabric:shm"}, {"b", "mpi"}, {"size", "1048576"}}), 0);
+  EXPECT_EQ(r.probe["data"]["compare"]["sizes"].size(), 3u);
+}
+
+TEST(AllreduceLocal, NpStartsLocalRanksWithoutALauncher) {
+  TempDir dir;
+  const ArRun r = run_ar(with({nt::bin("nodeprobe-allreduce"), "--np", "3"}, with(kQuick, {"--backend", "mpi", "-q"})), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  EXPECT_EQ(r.probe["config"]["ranks"], 3);
+}
+
+TEST(AllreduceLocal, PlainLaunchSaysWhatToDo) {
+  TempDir dir;
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--backend", "mpi"}, dir);
+  EXPECT_EQ(r.proc.exit_code, 2) << r.proc.describe() << " " << r.proc.start_error;
+  EXPECT_NE(r.proc.err.find("--np N"), std::string::npos);
+  EXPECT_NE(r.proc.err.find("mpirun -np N"), std::string::npos);
+  ASSERT_TRUE(r.have_report);
+  EXPECT_EQ(r.status(), "error");
+}
+
+TEST(AllreduceLocal, MeshOnLocalhostReachesEveryPair) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(3, {"--mesh", "--mesh-timeout", "2", "--timeout", "60", "-q"}), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason();
+  EXPECT_EQ(r.check("mesh.reachability")["status"], "pass");
+  const auto& m = r.probe["data"]["mesh"]["rtt_us"];
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_TRUE(m[0][0].is_null());
+  EXPECT_GT(m[0][1].get<double>(), 0);
+  EXPECT_GT(m[2][1].get<double>(), 0);
+}
+
+TEST(AllreduceLocal, NcclSkipsWithTheCudaErrorWithoutAGpu) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(2, with(kQuick, {"--backend", "nccl", "-q"})), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  if (r.status() != "skip") GTEST_SKIP() << "a GPU is present: covered by the device tier";
+  EXPECT_EQ(r.proc.exit_code, 77);
+  // The exact CUDA error (no driver: cudaErrorInsufficientDriver; no device: cudaErrorNoDevice),
+  // or the reason this build has no NCCL.
+  const std::string why = r.reason();
+  EXPECT_TRUE(why.find("cudaError") != std::string::npos || why.find("no NCCL") != std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace nodeprobe::allreduce::testing

@@ -1,0 +1,127 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "ar_math.h"
+#include "launcher.h"
+#include "net_util.h"
+#include "nodeprobe/error.h"
+
+namespace nodeprobe::allreduce {
+namespace {
+
+TEST(BusBw, FactorIsTwoNMinusOneOverN) {
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(1), 0.0);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(2), 1.0);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(allreduce_bus_factor(8), 1.75);
+}
+
+TEST(BusBw, AlgbwIsBytesOverTimeInDecimalGB) {
+  EXPECT_DOUBLE_EQ(algbw_gbps(1000000000, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(algbw_gbps(1073741824, 0.5), 2.147483648);
+  EXPECT_DOUBLE_EQ(algbw_gbps(100, 0), 0.0);
+  // nccl-tests p5 anchor: 2 GiB at 8825.9 us, 16 ranks -> algbw 243.31, busbw 456.2.
+  const double alg = algbw_gbps(2147483648ull, 8825.9e-6);
+  EXPECT_NEAR(alg, 243.31, 0.01);
+  EXPECT_NEAR(allreduce_busbw(alg, 16), 456.2, 0.1);
+}
+
+TEST(Sizes, ParsesNcclTestsSuffixes) {
+  EXPECT_EQ(parse_size("8"), 8u);
+  EXPECT_EQ(parse_size("64K"), 65536u);
+  EXPECT_EQ(parse_size("32M"), 32u << 20);
+  EXPECT_EQ(parse_size("1G"), 1ull << 30);
+  EXPECT_EQ(parse_size("2g"), 2ull << 30);
+  EXPECT_EQ(parse_size("8MB"), 8u << 20);
+  EXPECT_FALSE(parse_size(""));
+  EXPECT_FALSE(parse_size("M"));
+  EXPECT_FALSE(parse_size("12X"));
+  EXPECT_FALSE(parse_size("-1"));
+  EXPECT_FALSE(parse_size("99999999999999999999"));
+  EXPECT_EQ(format_size(64u << 20), "64M");
+  EXPECT_EQ(format_size(1000), "1000");
+}
+
+TEST(Sizes, SweepDoublesFromMinToMax) {
+  const auto s = size_sweep(1024, 8192, 2, 0, 4);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s.front(), 1024u);
+  EXPECT_EQ(s.back(), 8192u);
+}
+
+TEST(Sizes, SweepRoundsToElementsAndDropsZero) {
+  const auto s = size_sweep(2, 16, 2, 0, 4);
+  EXPECT_EQ(s, (std::vector<std::size_t>{4, 8, 16}));
+  EXPECT_TRUE(size_sweep(8, 4, 2, 0, 4).empty());
+}
+
+TEST(Sizes, SweepAdditiveStep) {
+  const auto s = size_sweep(1000, 4000, 0, 1000, 4);
+  EXPECT_EQ(s, (std::vector<std::size_t>{1000, 2000, 3000, 4000}));
+}
+
+Placement measured(double busbw) {
+  Placement p;
+  p.measured = true;
+  p.busbw = busbw;
+  return p;
+}
+
+TEST(Average, MeanOverEveryPrintedValue) {
+  SizeRow a, b;
+  a.oop = measured(2.0);
+  a.ip = measured(4.0);
+  b.oop = measured(6.0);
+  EXPECT_DOUBLE_EQ(average_busbw({a, b}), 4.0);
+  EXPECT_DOUBLE_EQ(average_busbw({}), 0.0);
+}
+
+TEST(Stragglers, SlowerThanOneAndAHalfMedian) {
+  EXPECT_EQ(stragglers({10, 11, 10, 30}), (std::vector<int>{3}));
+  EXPECT_EQ(stragglers({10, 10, 10, 15}), std::vector<int>{});  // exactly 1.5x is not slower
+  EXPECT_EQ(stragglers({10, 16, 10, 10}), (std::vector<int>{1}));
+  EXPECT_TRUE(stragglers({5}).empty());
+  EXPECT_TRUE(stragglers({0, 0, 0}).empty());
+  EXPECT_DOUBLE_EQ(median_of({3, 1, 2, 4}), 2.5);
+}
+
+TEST(Targets, ParsesBackendsAndBareProviders) {
+  EXPECT_EQ(parse_target("mpi", "tcp").label(), "mpi");
+  EXPECT_EQ(parse_target("fabric", "tcp").label(), "fabric:tcp");
+  EXPECT_EQ(parse_target("fabric:efa", "tcp").label(), "fabric:efa");
+  EXPECT_EQ(parse_target("efa", "tcp").label(), "fabric:efa");
+  EXPECT_EQ(parse_target("nccl:ofi", "tcp").label(), "nccl:ofi");
+  EXPECT_EQ(parse_target("nccl", "tcp").label(), "nccl");
+  EXPECT_THROW(parse_target("nccl:ib", "tcp"), InputError);
+  EXPECT_THROW(parse_target("mpi:tcp", "tcp"), InputError);
+  EXPECT_THROW(parse_target("fabric:", "tcp"), InputError);
+  EXPECT_THROW(parse_target("x/y", "tcp"), InputError);
+}
+
+TEST(Launcher, StripsNpAndJsonInBothForms) {
+  const char* args[] = {"prog", "--np", "4", "--json", "out.json", "-b", "1M", "--np=2", "--json=x", "-q", "--timeout", "9"};
+  const auto v = strip_launcher_args(12, const_cast<char**>(args));
+  EXPECT_EQ(v, (std::vector<std::string>{"-b", "1M", "-q"}));
+  const auto argv = local_mpirun_argv("/usr/bin/mpirun", 4, "/bin/np", {"-b", "1M"}, true);
+  EXPECT_EQ(argv, (std::vector<std::string>{"/usr/bin/mpirun", "-np", "4", "--oversubscribe", "--bind-to", "none",
+                                            "--allow-run-as-root", "/bin/np", "-b", "1M"}));
+}
+
+TEST(Interface, PicksLikeNcclSocketIfname) {
+  std::vector<LocalAddr> a = {{"lo", "127.0.0.1", true, true},
+                              {"docker0", "172.17.0.1", false, true},
+                              {"eth0", "10.0.0.5", false, true},
+                              {"eth1", "10.1.0.5", false, true}};
+  std::string why;
+  ::unsetenv("NCCL_SOCKET_IFNAME");
+  EXPECT_EQ(pick_interface(a, "", &why).iface, "eth0");
+  EXPECT_EQ(pick_interface(a, "eth1", &why).ip, "10.1.0.5");
+  EXPECT_EQ(pick_interface(a, "^docker,eth0", &why).iface, "eth1");
+  EXPECT_EQ(pick_interface(a, "=eth", &why).ip, "");
+  EXPECT_NE(why.find("no IPv4 interface matches"), std::string::npos);
+  EXPECT_EQ(pick_interface({{"lo", "127.0.0.1", true, true}}, "", &why).iface, "lo");
+}
+
+}  // namespace
+}  // namespace nodeprobe::allreduce

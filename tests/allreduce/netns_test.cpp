@@ -1,0 +1,121 @@
+// The 4-host netns test cluster: ranks on separate network stacks, started
+// by mpirun through the netns agent (no ssh); the mesh check against a
+// blocked port and a dead link. Skipped (with the reason) without root.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ar_test_util.h"
+
+namespace nodeprobe::allreduce::testing {
+namespace {
+
+namespace nt = nodeprobe::testing;
+
+#define NEED_CLUSTER(c)                                          \
+  if (!(c).skip_reason().empty()) GTEST_SKIP() << (c).skip_reason()
+
+TEST(AllreduceNetns, FourHostsFabricTcpAndMpi) {
+  NetnsCluster c(4);
+  NEED_CLUSTER(c);
+  TempDir dir;
+  const ArRun r = run_ar(c.mpirun(4, {"--backend", "fabric:tcp,mpi", "-b", "256K", "-e", "1M", "-f", "4", "-n", "3",
+                                      "--timeout", "60", "-q"}),
+                         dir, 90);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason() << r.proc.err;
+  const auto hosts = r.probe["config"]["hosts"];
+  ASSERT_EQ(hosts.size(), 4u);
+  std::set<std::string> names(hosts.begin(), hosts.end());
+  EXPECT_EQ(names.size(), 4u);
+  EXPECT_EQ(hosts[2], "np" + std::to_string(c.id()) + "-h3");
+  EXPECT_EQ(r.probe["data"]["targets"][1]["transport"], "ob1:tcp");
+  EXPECT_EQ(r.probe["data"]["targets"][0]["details"]["domain"], "eth0");
+  EXPECT_GT(r.metric("busbw", {{"target", "fabric:tcp"}, {"size", "1048576"}}), 0);
+  EXPECT_EQ(r.check("data.mpi")["status"], "pass");
+}
+
+TEST(AllreduceNetns, MeshNamesAHostWhosePortIsBlocked) {
+  NetnsCluster c(4);
+  NEED_CLUSTER(c);
+  // Host 3 drops inbound TCP to the mesh port, as a security group without the rule would.
+  if (!c.exec(3, {"iptables", "-A", "INPUT", "-p", "tcp", "--dport", "29400", "-j", "DROP"}))
+    GTEST_SKIP() << "iptables is not usable here";
+  TempDir dir;
+  const ArRun r = run_ar(c.mpirun(4, {"--mesh", "--mesh-port", "29400", "--mesh-timeout", "1", "--timeout", "60", "-q"}),
+                         dir, 90);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "fail");
+  EXPECT_EQ(r.proc.exit_code, 1);
+  const Json chk = r.check("mesh.reachability");
+  EXPECT_EQ(chk["finding"], "net.unreachable");
+  const std::string obs = chk["observed"];
+  const std::string h3 = "np" + std::to_string(c.id()) + "-h3";
+  const std::string ip3 = "198.18." + std::to_string(c.id()) + ".3:29400";
+  EXPECT_NE(obs.find("3 of 12 connections failed"), std::string::npos) << obs;
+  EXPECT_NE(obs.find("-> " + h3 + " (" + ip3 + "): timed out"), std::string::npos) << obs;
+  EXPECT_TRUE(r.probe["data"]["mesh"]["rtt_us"][0][2].is_null());
+  EXPECT_FALSE(r.probe["data"]["mesh"]["rtt_us"][2][0].is_null());  // outbound from host 3 still works
+}
+
+TEST(AllreduceNetns, MeshNamesAHostWhoseLinkIsDown) {
+  NetnsCluster c(3, {"--data-net"});
+  NEED_CLUSTER(c);
+  // MPI keeps its network (eth0); the data network (eth1) of host 2 goes down.
+  ASSERT_TRUE(c.exec(2, {"ip", "link", "set", "eth1", "down"}));
+  TempDir dir;
+  const ArRun r = run_ar(c.mpirun(3, {"--mesh", "--iface", "eth1", "--mesh-timeout", "1", "--rendezvous-port", "29500",
+                                      "--timeout", "60", "-q"}),
+                         dir, 90);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "fail");
+  const std::string obs = r.check("mesh.reachability")["observed"];
+  const std::string h2 = "np" + std::to_string(c.id()) + "-h2";
+  EXPECT_NE(obs.find(h2 + " (rank 1) -> "), std::string::npos) << obs;
+  EXPECT_NE(obs.find("-> " + h2 + " (198.19."), std::string::npos) << obs;
+  // Host 2 cannot reach rank 0's rendezvous port either; the others can.
+  const auto& rdv = r.probe["data"]["mesh"]["rendezvous"];
+  ASSERT_EQ(rdv.size(), 3u);
+  int bad = 0;
+  for (const auto& l : rdv) bad += l["ok"].get<bool>() ? 0 : 1;
+  EXPECT_EQ(bad, 1);
+  EXPECT_EQ(r.probe["config"]["interface"]["name"], "eth1");
+}
+
+TEST(AllreduceNetns, ScalingOverOneTwoAndFourHosts) {
+  NetnsCluster c(4);
+  NEED_CLUSTER(c);
+  TempDir dir;
+  const ArRun r = run_ar(c.mpirun(4, {"--scaling", "--backend", "fabric:tcp", "--compute-ms", "20", "--grad-bytes", "4M",
+                                      "--bucket-mb", "1", "--steps", "2", "--timeout", "60", "-q"}),
+                         dir, 90);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason() << r.proc.err;
+  const auto& pts = r.probe["data"]["scaling"]["points"];
+  ASSERT_EQ(pts.size(), 5u);  // 1, 2, 4 measured; 8, 16 predicted
+  EXPECT_EQ(pts[0]["nodes"], 1);
+  EXPECT_DOUBLE_EQ(pts[0]["efficiency"].get<double>(), 1.0);
+  EXPECT_EQ(pts[2]["nodes"], 4);
+  EXPECT_FALSE(pts[2]["predicted"].get<bool>());
+  EXPECT_TRUE(pts[4]["predicted"].get<bool>());
+  EXPECT_GT(pts[2]["step_s"].get<double>(), 0.020);  // at least the compute
+  EXPECT_FALSE(pts[4]["limit"].get<std::string>().empty());
+  EXPECT_GT(r.metric("scaling_efficiency", {{"nodes", "4"}, {"source", "measured"}}), 0);
+}
+
+TEST(AllreduceNetns, ClusterScriptCleansUpAfterItself) {
+  int id = 0;
+  {
+    NetnsCluster c(2);
+    NEED_CLUSTER(c);
+    id = c.id();
+    EXPECT_TRUE(c.exec(1, {"ip", "link", "show", "eth0"}));
+  }
+  const SpawnResult ns = nt::run({"ip", "netns", "list"}, 10);
+  EXPECT_EQ(ns.out.find("np" + std::to_string(id) + "h"), std::string::npos) << ns.out;
+  const SpawnResult br = nt::run({"ip", "link", "show", "np" + std::to_string(id) + "br0"}, 10);
+  EXPECT_NE(br.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace nodeprobe::allreduce::testing

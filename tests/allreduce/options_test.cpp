@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include "options.h"
+#include "nodeprobe/error.h"
+
+namespace nodeprobe::allreduce {
+namespace {
+
+Plan plan_of(std::vector<std::string> args) {
+  CLI::App app;
+  Options o;
+  add_allreduce_flags(app, o);
+  std::reverse(args.begin(), args.end());
+  app.parse(args);
+  return make_plan(o);
+}
+
+std::string error_of(std::vector<std::string> args) {
+  try {
+    plan_of(std::move(args));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Options, DefaultsToMpiOverASweep) {
+  const Plan p = plan_of({});
+  ASSERT_EQ(p.targets.size(), 1u);
+  EXPECT_EQ(p.targets[0].label(), "mpi");
+  EXPECT_EQ(p.sizes.front(), 1u << 20);
+  EXPECT_EQ(p.sizes.back(), 64u << 20);
+}
+
+TEST(Options, NcclTestsFlags) {
+  const Plan p = plan_of({"-b", "8", "-e", "128", "-f", "4", "-d", "int32", "-o", "max", "--backend", "fabric,mpi",
+                          "--provider", "shm"});
+  EXPECT_EQ(p.sizes, (std::vector<std::size_t>{8, 32, 128}));
+  EXPECT_EQ(p.dtype, DType::kInt32);
+  EXPECT_EQ(p.op, RedOp::kMax);
+  ASSERT_EQ(p.targets.size(), 2u);
+  EXPECT_EQ(p.targets[0].label(), "fabric:shm");
+}
+
+TEST(Options, CompareTakesTwoTargets) {
+  const Plan p = plan_of({"--compare", "efa,tcp"});
+  EXPECT_TRUE(p.compare);
+  EXPECT_EQ(p.targets[1].label(), "fabric:tcp");
+  EXPECT_NE(error_of({"--compare", "efa"}).find("exactly two"), std::string::npos);
+  EXPECT_NE(error_of({"--compare", "efa,tcp", "--backend", "mpi"}).find("either"), std::string::npos);
+  EXPECT_NE(error_of({"--backend", "mpi,mpi"}).find("twice"), std::string::npos);
+}
+
+TEST(Options, BadInputSaysWhy) {
+  EXPECT_NE(error_of({"-b", "64M", "-e", "1M"}).find("larger than -e"), std::string::npos);
+  EXPECT_NE(error_of({"-b", "1Q"}).find("not a size"), std::string::npos);
+  EXPECT_NE(error_of({"-d", "double"}).find("unknown datatype"), std::string::npos);
+  EXPECT_NE(error_of({"-o", "xor"}).find("unknown op"), std::string::npos);
+  EXPECT_NE(error_of({"-d", "bfloat16", "--backend", "mpi"}).find("needs --backend nccl"), std::string::npos);
+  EXPECT_NE(error_of({"-o", "avg"}).find("MPI has no average"), std::string::npos);
+  EXPECT_NE(error_of({"-f", "1"}).find("-f must be > 1"), std::string::npos);
+  EXPECT_NE(error_of({"-b", "1", "-e", "3", "-d", "float"}).find("holds one"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "x:kill"}).find("bad rank"), std::string::npos);
+  EXPECT_EQ(error_of({"-d", "bfloat16", "--backend", "nccl"}), "");
+}
+
+TEST(Options, MeshAloneMeasuresNoBackend) {
+  EXPECT_TRUE(plan_of({"--mesh"}).targets.empty());
+  const Plan sc = plan_of({"--scaling", "--backend", "fabric:tcp,mpi"});
+  EXPECT_FALSE(sc.sweep);
+  EXPECT_EQ(sc.targets[0].label(), "fabric:tcp");
+  EXPECT_EQ(plan_of({"--scaling"}).targets[0].label(), "mpi");
+  EXPECT_NE(error_of({"--scaling", "--compare", "mpi,tcp"}).find("one target"), std::string::npos);
+  const Plan p = plan_of({"--nccl-net", "ofi", "--backend", "nccl"});
+  EXPECT_EQ(p.targets[0].label(), "nccl:ofi");
+}
+
+}  // namespace
+}  // namespace nodeprobe::allreduce
