@@ -52,7 +52,7 @@ struct PlanEntry {
   std::vector<PlanStep> steps;
   double quick_deadline_s = 30, full_deadline_s = 120;  ///< all steps together
   double quick_estimate_s = 1, full_estimate_s = 10;    ///< for the progress line
-  bool mpirun = false;     ///< launched as `mpirun -np {ranks}` (Open MPI), ranks = 2 quick, 4 full
+  bool mpirun = false;     ///< needs mpirun (Open MPI) in PATH; the probe starts {ranks} ranks itself
   bool needs_gpu = false;  ///< skipped with the reason when no NVIDIA GPU is visible; ranks = GPUs
 };
 

@@ -25,21 +25,19 @@ const std::vector<PlanEntry>& accept_entries() {
        {{"", {"accept", "--profile", "quick", "--data-dir", "{dataset}"},
          {"accept", "--profile", "full", "--data-dir", "{dataset}"}}},
        30, 180, 4, 45, false, false},
-      {"allreduce.mpi", "nodeprobe-allreduce",
-       {{"", {"--backend", "mpi", "-b", "1K", "-e", "16M", "-f", "4", "-n", "10", "-w", "2"},
-         {"--backend", "mpi", "-b", "8", "-e", "256M", "-f", "2", "-n", "20", "-w", "5"}}},
-       15, 120, 3, 60, true, false},
-      {"allreduce.fabric.shm", "nodeprobe-allreduce",
-       {{"", {"--backend", "fabric", "--provider", "shm", "-b", "1K", "-e", "16M", "-f", "4", "-n", "10", "-w", "2"},
-         {"--backend", "fabric", "--provider", "shm", "-b", "8", "-e", "256M", "-f", "2", "-n", "20", "-w", "5"}}},
-       15, 120, 3, 60, true, false},
-      {"allreduce.fabric.tcp", "nodeprobe-allreduce",
-       {{"", {"--backend", "fabric", "--provider", "tcp", "-b", "1K", "-e", "16M", "-f", "4", "-n", "10", "-w", "2"},
-         {"--backend", "fabric", "--provider", "tcp", "-b", "8", "-e", "256M", "-f", "2", "-n", "20", "-w", "5"}}},
-       15, 120, 3, 60, true, false},
+      // nodeprobe-allreduce starts its local ranks itself (--np, through
+      // mpirun) and bounds them with its own control channel, so a killed or
+      // stopped rank ends as error/timeout naming the rank (docs/allreduce.md).
+      {"allreduce", "nodeprobe-allreduce",
+       {{"", {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "1M", "-e", "4M",
+              "-f", "4", "-n", "5", "--inplace", "0"},
+         {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "64K", "-e", "64M",
+          "-f", "4", "-n", "20"}}},
+       30, 180, 5, 60, true, false},
+      // One rank per GPU; NCCL over the node's GPUs.
       {"allreduce.nccl", "nodeprobe-allreduce",
-       {{"", {"--backend", "nccl", "-b", "1K", "-e", "256M", "-f", "4", "-n", "10", "-w", "2"},
-         {"--backend", "nccl", "-b", "8", "-e", "2G", "-f", "2", "-n", "20", "-w", "5"}}},
+       {{"", {"--np", "{ranks}", "--backend", "nccl", "-b", "1M", "-e", "256M", "-f", "4", "-n", "10"},
+         {"--np", "{ranks}", "--backend", "nccl", "-b", "8", "-e", "2G", "-f", "2", "-n", "20"}}},
        30, 180, 15, 120, true, true},
   };
   return e;
@@ -99,10 +97,9 @@ std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContex
         spec.args.push_back(a);
       }
       if (ctx.sysroot != "/" && !ctx.sysroot.empty()) spec.args.insert(spec.args.end(), {"--sysroot", ctx.sysroot});
-      if (e.mpirun && !ctx.mpirun.empty()) {
-        spec.launcher = {ctx.mpirun, "-np", std::to_string(ranks), "--oversubscribe", "--bind-to", "none"};
-        if (ctx.root) spec.env_set = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
-      }
+      // mpirun entries launch their ranks themselves (--np {ranks}); Open MPI
+      // refuses root without its opt-in variables.
+      if (e.mpirun && ctx.root) spec.env_set = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
       p.steps.push_back(std::move(spec));
     }
     plan.push_back(std::move(p));

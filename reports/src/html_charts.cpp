@@ -30,7 +30,7 @@ const std::vector<LineSpec>& line_specs() {
       {"busbw", "Allreduce bus bandwidth vs message size", "allreduce", {"busbw"},
        {"size", "bytes", "size_bytes", "message_bytes"}, true, "message size (bytes)", std::nullopt},
       {"io-throughput", "IO throughput vs workers", "io",
-       {"mb_per_s", "throughput_mb_s", "read_mb_per_s", "samples_per_s"}, {"workers"}, false, "workers",
+       {"throughput", "mb_per_s", "samples_per_s"}, {"workers"}, false, "workers",
        std::nullopt},
       {"io-au", "Accelerator utilisation (AU) vs workers", "io", {"au", "au_pct"}, {"workers"}, false,
        "workers", 100.0},
@@ -141,11 +141,11 @@ std::optional<Chart> line_chart(const Report& r, const Report* before, const Lin
 }
 
 // GEMM TFLOP/s per precision, against the datasheet peak when the probe reports it.
-const std::vector<std::string> kGemmMetrics = {"gemm_tflops", "tflops"};
-const std::vector<std::string> kPeakMetrics = {"gemm_peak_tflops", "peak_tflops"};
-const std::vector<std::string> kPctMetrics = {"gemm_pct_peak", "pct_of_peak", "gemm_peak_pct"};
+const std::vector<std::string> kGemmMetrics = {"gemm.tflops"};
+const std::vector<std::string> kPeakMetrics = {"gemm.peak_tflops"};
+const std::vector<std::string> kPctMetrics = {"gemm.pct_of_peak"};
 const std::vector<std::string> kPrecisionKeys = {"precision", "dtype"};
-const std::vector<std::string> kDeviceKeys = {"device", "gpu"};
+const std::vector<std::string> kDeviceKeys = {"gpu", "device"};
 
 std::string first_label(const Labels& l, const std::vector<std::string>& keys) {
   for (const auto& k : keys)

@@ -9,14 +9,14 @@ namespace nodeprobe {
 const std::vector<KeyMetric>& key_metric_table() {
   // Metric names as the probes define them (docs/accept.md lists them).
   static const std::vector<KeyMetric> t = {
-      {"gemm", "gemm_tflops", {{"precision", "bf16"}}, "bf16", false},
-      {"gemm", "gemm_tflops", {{"precision", "fp16"}}, "fp16", false},
-      {"gemm", "gemm_tflops", {{"precision", "fp32"}}, "fp32", false},
+      {"gemm", "gemm.tflops", {{"precision", "bf16"}}, "bf16", false},
+      {"gemm", "gemm.tflops", {{"precision", "fp16"}}, "fp16", false},
+      {"gemm", "gemm.tflops", {{"precision", "fp32"}}, "fp32", false},
       {"allreduce", "busbw", {}, "busbw max", false},
       {"allreduce", "algbw", {}, "algbw max", false},
       {"io", "au", {}, "AU best", false},
       {"io", "samples_per_s", {}, "best", false},
-      {"io", "mb_per_s", {}, "best", false},
+      {"io", "throughput", {}, "best", false},
   };
   return t;
 }

@@ -193,21 +193,18 @@ TEST_F(FakeProbes, StepsDatasetMpirunAndNamesFollowThePlan) {
   const std::string dataset = io->config["argv"][4];
   EXPECT_EQ(dataset.rfind(data.path() + "/nodeprobe-accept-io-", 0), 0u) << dataset;
   EXPECT_FALSE(std::filesystem::exists(dataset));
-  for (const char* name : {"allreduce.mpi", "allreduce.fabric.shm", "allreduce.fabric.tcp"}) {
-    const ProbeResult* p = probe(run.report, name);
-    ASSERT_TRUE(p) << name;
-    EXPECT_EQ(p->status, Status::kPass) << name << ": " << p->reason;
-    EXPECT_EQ(p->config.value("probe", ""), "allreduce");  // the child's own name is kept
-    EXPECT_EQ(p->config.value("ranks", ""), "2") << name;  // launched by mpirun -np 2
-    ASSERT_EQ(p->metrics.size(), 1u);
-  }
-  EXPECT_EQ(probe(run.report, "allreduce.fabric.tcp")->metrics[0].labels.at("provider"), "tcp");
+  const ProbeResult* ar = probe(run.report, "allreduce");
+  ASSERT_TRUE(ar);
+  EXPECT_EQ(ar->status, Status::kPass) << ar->reason;
+  EXPECT_EQ(ar->config.value("ranks", ""), "2");  // --np {ranks}: 2 in the quick profile
+  ASSERT_EQ(ar->metrics.size(), 3u);                // mpi, fabric:shm, fabric:tcp
+  EXPECT_EQ(ar->metrics[2].labels.at("provider"), "tcp");
   EXPECT_NE(probe(run.report, "allreduce.nccl")->reason.find("no NVIDIA GPU"), std::string::npos);
   EXPECT_EQ(probe(run.report, "gemm")->reason, "fake: no GPU");
   // A finding the probe raised itself is kept, attributed to the plan entry.
   bool fallback = false;
   for (const auto& f : run.report.findings)
-    fallback |= f.id == "efa.fallback_tcp" && f.probe == "allreduce.fabric.tcp";
+    fallback |= f.id == "efa.fallback_tcp" && f.probe == "allreduce";
   EXPECT_TRUE(fallback);
   EXPECT_EQ(run.report.verdict, Status::kWarn);
 }

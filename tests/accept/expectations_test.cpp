@@ -74,11 +74,11 @@ TEST(Expectations, RuleTakesBestSizePerGpuThenSlowestGpu) {
   Report r;
   ProbeResult g;
   g.name = "gemm";
-  g.metrics = {m("gemm_tflops", 200, {{"precision", "bf16"}, {"device", "0"}, {"m", "4096"}}),
-               m("gemm_tflops", 260, {{"precision", "bf16"}, {"device", "0"}, {"m", "8192"}}),
-               m("gemm_tflops", 150, {{"precision", "bf16"}, {"device", "1"}, {"m", "4096"}}),
-               m("gemm_tflops", 240, {{"precision", "bf16"}, {"device", "1"}, {"m", "8192"}}),
-               m("gemm_tflops", 999, {{"precision", "fp16"}, {"device", "1"}})};
+  g.metrics = {m("gemm.tflops", 200, {{"precision", "bf16"}, {"gpu", "0"}, {"m", "4096"}}),
+               m("gemm.tflops", 260, {{"precision", "bf16"}, {"gpu", "0"}, {"m", "8192"}}),
+               m("gemm.tflops", 150, {{"precision", "bf16"}, {"gpu", "1"}, {"m", "4096"}}),
+               m("gemm.tflops", 240, {{"precision", "bf16"}, {"gpu", "1"}, {"m", "8192"}}),
+               m("gemm.tflops", 999, {{"precision", "fp16"}, {"gpu", "1"}})};
   r.probes.push_back(g);
   const ExpectRule& rule = builtin_expectations().rules.at("gemm_bf16_tflops");
   std::size_t n = 0;
@@ -95,7 +95,7 @@ TEST(Expectations, HealthyP4dPasses) {
   ProbeResult g;
   g.name = "gemm";
   for (const char* p : {"bf16", "fp16", "tf32", "fp32"})
-    g.metrics.push_back(m("gemm_tflops", 300, {{"precision", p}, {"device", "0"}}));
+    g.metrics.push_back(m("gemm.tflops", 300, {{"precision", p}, {"gpu", "0"}}));
   r.probes.push_back(g);
   const ProbeResult e = judge_expectations(r, builtin_expectations(), "p4d.24xlarge", "quick", FsRoot(root.path()), "");
   EXPECT_EQ(e.status, Status::kPass) << e.reason;
@@ -113,7 +113,7 @@ TEST(Expectations, MissingGpusEfaAndSlowGemmRaiseFindings) {
   Report r;
   ProbeResult g;
   g.name = "gemm";
-  g.metrics.push_back(m("gemm_tflops", 100, {{"precision", "bf16"}, {"device", "0"}}));
+  g.metrics.push_back(m("gemm.tflops", 100, {{"precision", "bf16"}, {"gpu", "0"}}));
   r.probes.push_back(g);
   const ProbeResult e = judge_expectations(r, builtin_expectations(), "p4d.24xlarge", "full", FsRoot(root.path()), "");
   EXPECT_EQ(e.status, Status::kFail);
@@ -127,7 +127,7 @@ TEST(Expectations, MissingGpusEfaAndSlowGemmRaiseFindings) {
   EXPECT_EQ(bf16->expected, ">= 187 TFLOP/s");
   const Check* fp16 = check(e, "expect.gemm_fp16_tflops");
   EXPECT_EQ(fp16->status, Status::kSkip);
-  EXPECT_NE(fp16->detail.find("no gemm_tflops{precision=fp16}"), std::string::npos);
+  EXPECT_NE(fp16->detail.find("no gemm.tflops{precision=fp16}"), std::string::npos);
 }
 
 TEST(Expectations, NoGpuAtAllIsGpuNotFoundWithTheProbeReason) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,12 +61,23 @@ int main(int argc, char** argv) {
     p.name = "io";
     p.metrics.push_back({"au", 50, "%", nodeprobe::Better::kHigher, {{"workers", "1"}}, std::nullopt});
   } else if (self == "nodeprobe-allreduce") {
+    // Starts its own ranks (--np N); one busbw series per --backend target.
     p.name = "allreduce";
-    const std::string provider = arg_after(a, "--provider");
-    std::map<std::string, std::string> labels = {{"backend", arg_after(a, "--backend")}, {"size", "1024"}};
-    if (!provider.empty()) labels["provider"] = provider;
-    p.metrics.push_back({"busbw", 1, "GB/s", nodeprobe::Better::kHigher, labels, std::nullopt});
-    if (provider == "tcp") {  // a finding raised by the probe itself, not from a check
+    p.config["ranks"] = arg_after(a, "--np");
+    std::string targets = arg_after(a, "--backend");
+    bool tcp = false;
+    for (std::size_t start = 0; start <= targets.size();) {
+      const auto comma = targets.find(',', start);
+      const std::string t = targets.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const auto colon = t.find(':');
+      std::map<std::string, std::string> labels = {{"backend", t.substr(0, colon)}, {"size", "1024"}};
+      if (colon != std::string::npos) labels["provider"] = t.substr(colon + 1);
+      tcp |= t == "fabric:tcp";
+      p.metrics.push_back({"busbw", 1, "GB/s", nodeprobe::Better::kHigher, labels, std::nullopt});
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (tcp) {  // a finding raised by the probe itself, not from a check
       nodeprobe::Finding f;
       f.id = "efa.fallback_tcp";
       f.severity = nodeprobe::Severity::kWarn;

@@ -1,5 +1,6 @@
 // accept's plan: entries, availability, GPU and mpirun requirements, --only,
 // placeholders, budgets, and the progress line.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -60,7 +61,7 @@ TEST(AcceptPlan, GpuAndMpirunRequirementsGiveReasons) {
   ctx.bin_dir = bin.path() + "/";
   auto plan = accept_plan(opt, ctx);
   EXPECT_NE(find(plan, "allreduce.nccl")->skip_reason.find("no NVIDIA GPU visible"), std::string::npos);
-  EXPECT_EQ(find(plan, "allreduce.mpi")->skip_reason, "not available: mpirun (Open MPI) is not in PATH");
+  EXPECT_EQ(find(plan, "allreduce")->skip_reason, "not available: mpirun (Open MPI) is not in PATH");
   ctx.mpirun = "/usr/bin/mpirun";
   ctx.gpu_present = true;
   ctx.gpu_count = 8;
@@ -68,11 +69,13 @@ TEST(AcceptPlan, GpuAndMpirunRequirementsGiveReasons) {
   plan = accept_plan(opt, ctx);
   const auto* nccl = find(plan, "allreduce.nccl");
   EXPECT_TRUE(nccl->skip_reason.empty());
-  const auto& l = nccl->steps.at(0).launcher;
-  ASSERT_GE(l.size(), 3u);
-  EXPECT_EQ(l[0], "/usr/bin/mpirun");
-  EXPECT_EQ(l[2], "8");  // one rank per GPU
-  EXPECT_EQ(find(plan, "allreduce.mpi")->steps.at(0).launcher.at(2), "2");
+  auto np = [](const ProbeSpec& s) {
+    auto it = std::find(s.args.begin(), s.args.end(), "--np");
+    return it == s.args.end() || it + 1 == s.args.end() ? std::string() : *(it + 1);
+  };
+  EXPECT_EQ(np(nccl->steps.at(0)), "8");  // one rank per GPU
+  EXPECT_EQ(np(find(plan, "allreduce")->steps.at(0)), "2");
+  EXPECT_TRUE(nccl->steps.at(0).launcher.empty());  // the probe starts its ranks itself
   EXPECT_EQ(nccl->steps.at(0).env_set.at(0), "OMPI_ALLOW_RUN_AS_ROOT=1");
 }
 
@@ -82,8 +85,8 @@ TEST(AcceptPlan, OnlySelectsByNameOrPrefixAndProfilesChangeArgs) {
   PlanContext ctx;
   ctx.bin_dir = "/nonexistent/";
   auto plan = accept_plan(opt, ctx);
-  EXPECT_EQ(plan.size(), 4u);
-  for (const auto& p : plan) EXPECT_EQ(p.entry->name.rfind("allreduce.", 0), 0u);
+  EXPECT_EQ(plan.size(), 2u);  // allreduce and allreduce.nccl
+  for (const auto& p : plan) EXPECT_EQ(p.entry->name.rfind("allreduce", 0), 0u);
   opt.only = {"io", "limits"};
   plan = accept_plan(opt, ctx);
   ASSERT_EQ(plan.size(), 2u);
@@ -93,11 +96,11 @@ TEST(AcceptPlan, OnlySelectsByNameOrPrefixAndProfilesChangeArgs) {
   EXPECT_EQ(io->steps[0].args.at(0), "accept");
   EXPECT_TRUE(io->needs_dataset);
   opt.profile = "full";
-  opt.only = {"allreduce.mpi"};
+  opt.only = {"allreduce"};
   ctx.sysroot = "/fixture";
   plan = accept_plan(opt, ctx);
   const auto& args = plan.at(0).steps.at(0).args;
-  EXPECT_NE(std::find(args.begin(), args.end(), "256M"), args.end());
+  EXPECT_NE(std::find(args.begin(), args.end(), "64M"), args.end());
   EXPECT_EQ(args.back(), "/fixture");  // --sysroot passed on
   opt.only = {"nothing"};
   EXPECT_TRUE(accept_plan(opt, ctx).empty());

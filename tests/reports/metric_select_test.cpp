@@ -38,7 +38,7 @@ TEST(MetricSelect, SizesParseLikeNcclTests) {
 
 TEST(MetricSelect, SelectsByProbeNameAndLabels) {
   const Report r = testing::chart_report();
-  EXPECT_EQ(select_metrics(r, "gemm", {"gemm_tflops"}, {{"precision", "bf16"}}).size(), 2u);
+  EXPECT_EQ(select_metrics(r, "gemm", {"gemm.tflops"}, {{"precision", "bf16"}}).size(), 2u);
   EXPECT_EQ(select_metrics(r, "allreduce", {"busbw"}, {{"provider", "efa"}}).size(), 10u);
   EXPECT_TRUE(select_metrics(r, "io", {"busbw"}).empty());
 }
