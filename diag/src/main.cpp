@@ -3,6 +3,8 @@
 #include <iostream>
 
 #include "accept.h"
+#include "collect_cmd.h"
+#include "diag_cmd.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
 
@@ -14,10 +16,16 @@ int main(int argc, char** argv) {
 
   diag::AcceptOptions accept;
   CLI::App* accept_cmd = diag::setup_accept(app, accept);
+  diag::DiagOptions diag_opt;
+  CLI::App* diag_cmd = diag::setup_diag(app, diag_opt);
+  diag::CollectCmdOptions collect_opt;
+  CLI::App* collect_cmd = diag::setup_collect(app, collect_opt);
 
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   try {
     if (accept_cmd->parsed()) return diag::run_accept(accept, argc, argv);
+    if (diag_cmd->parsed()) return diag::run_diag(diag_opt, argc, argv);
+    if (collect_cmd->parsed()) return diag::run_collect(collect_opt);
   } catch (const std::exception& e) {
     std::cerr << "nodeprobe: " << e.what() << "\n";
     return exit_code::kError;
