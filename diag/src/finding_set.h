@@ -77,6 +77,7 @@ class FindingSet {
 /// sockets, an OFI provider failed, ...).
 struct Signal {
   long count = 0;
+  long last_line = 0;
   Evidence first;
   Json facts = Json::object();
 };

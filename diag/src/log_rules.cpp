@@ -21,7 +21,7 @@ std::vector<LogRule> make_rules() {
                {"nvrm.xid"}, 0, "code"});
   r.push_back({"nvrm.api_mismatch", "gpu.driver_kernel_mismatch", "library_mismatch",
                {"NVRM: API mismatch"}, S::kUnknown,
-               {R"(has the version (?P<client_version>[0-9][0-9.]*[0-9])[^0-9]+kernel module has(?:\s|#012|NVRM:)*the version (?P<module_version>[0-9][0-9.]*[0-9]))"},
+               {R"(has the version (?P<client_version>[0-9][0-9.]*[0-9]).{1,80}?kernel module has(?:\s|#012|NVRM:)*the version (?P<module_version>[0-9][0-9.]*[0-9]))"},
                {}, 3, ""});
   r.push_back({"nvml.mismatch", "gpu.driver_kernel_mismatch", "library_mismatch",
                {"(?i)driver/library version mismatch"}, S::kUnknown, {}, {}, 1, ""});
@@ -106,7 +106,7 @@ std::vector<LogRule> make_rules() {
                {R"(nvidia (?P<pci>[0-9a-f:.]+):)", R"(severity=(?P<aer_severity>[A-Za-z() -]+?),)"},
                {}, 0, ""});
   // ---- NCCL ----------------------------------------------------------------------
-  r.push_back({"nccl.watchdog", "nccl.timeout", "watchdog",
+  r.push_back({"nccl.watchdog", "nccl.timeout", "",
                {"(?i)Watchdog caught collective operation timeout",
                 "(?i)watchdog thread terminated with exception", "NCCL communicator was aborted",
                 "Timeout at NCCL work", "(?i)Some NCCL operations have failed or timed out",
@@ -117,7 +117,8 @@ std::vector<LogRule> make_rules() {
                 R"(ran for (?P<ran_ms>[0-9]+) milliseconds)", R"(\[Rank (?P<rank>[0-9]+)\])"},
                {}, 0, ""});
   r.push_back({"nccl.socket", "nccl.network_config", "socket_error",
-               {"NCCL WARN.*([Ss]ocket|[Cc]onnect|[Bb]ootstrap)", "(?i)NET/Socket ?: .*failed"},
+               {"NCCL WARN.*([Ss]ocket|[Cc]onnect|[Bb]ootstrap)", "(?i)NET/Socket ?: .*failed",
+                "socket\\.(cc|cu|h):[0-9]+ (NCCL )?WARN", "bootstrap\\.(cc|cu|h):[0-9]+ (NCCL )?WARN"},
                S::kUnknown,
                {R"((?:to|peer|from) (?P<peer>[0-9A-Za-z_.:\[\]-]+)<(?P<port>[0-9]+)>)",
                 R"((?P<error>Connection (?:reset by peer|refused|timed out|closed by remote peer)|No route to host|Software caused connection abort|Network is unreachable))"},
@@ -154,18 +155,22 @@ std::vector<LogRule> make_rules() {
   r.push_back({"nccl.efa_intent", "", "",
                {"NCCL_NET set by environment to",
                 "(?i)NET/OFI Running on (p3dn|p4d|p4de|p5|p5e|p5en|trn1|trn1n|trn2)",
+                "(?i)NET/OFI .*instance type (p3dn|p4d|p4de|p5|p5e|p5en|trn1|trn1n|trn2)\\.",
                 "(?i)FI_PROVIDER.{0,20}efa"},
                S::kUnknown, {}, {}, 0, ""});
   r.push_back({"nccl.ofi_failed", "", "",
                {"(?i)NET/OFI (Couldn't|Could not|Unable to) find (any optimal|a) provider",
                 "(?i)NET/OFI No eligible providers", "(?i)NET/OFI .*fi_getinfo.*failed",
                 "(?i)fi_getinfo: provider efa output empty list",
-                "(?i)Failed to initialize any NET plugin", "(?i)NET/OFI .*Failed to initiali[sz]e"},
+                "(?i)Failed to initialize any NET plugin", "(?i)NET/OFI .*Failed to initiali[sz]e",
+                "(?i)NET/OFI aws-ofi-nccl initiali[sz]ation failed"},
                S::kUnknown, {}, {}, 0, ""});
   r.push_back({"efa.absent", "", "", {"fi_getinfo: -61"}, S::kUnknown, {}, {}, 0, ""});
   r.push_back({"efa.mr", "efa.mr_registration", "",
                {"(?i)Unable to register memory", "(?i)Failed to register mr",
-                "(?i)Unable to register MR", "(?i)fi_mr_reg failed", "REG_MR \\(opcode"},
+                "(?i)Unable to register MR", "(?i)fi_mr_reg failed", "REG_MR \\(opcode",
+                "(?i)Libfabric error: \\(-12\\) Cannot allocate memory", "EFA internal error: \\(4112\\)",
+                "(?i)cannot allocate memory for EFA"},
                S::kUnknown,
                {R"(RC: (?P<rc>-?[0-9]+))",
                 R"((?P<error>Cannot allocate memory|Invalid argument|Bad address))",
@@ -174,7 +179,8 @@ std::vector<LogRule> make_rules() {
   // ---- OS limits ---------------------------------------------------------------
   r.push_back({"memlock", "limits.memlock", "",
                {"RLIMIT_MEMLOCK is [0-9]+ bytes", "(?i)memlock limit", "(?i)locked memory (limit|ulimit)",
-                "(?i)ibv_reg_mr.*Cannot allocate memory", "(?i)cannot lock memory",
+                "(?i)ibv_reg_mr.*Cannot allocate memory", "(?i)ibv_create_cq.*Cannot allocate memory",
+                "(?i)cannot lock memory",
                 "(?i)failed to lock memory", "(?i)mlock\\(\\).*(Cannot allocate memory|Operation not permitted)",
                 "(?i)mlockall\\(\\).*(Cannot allocate memory|Operation not permitted)"},
                S::kUnknown, {R"(RLIMIT_MEMLOCK is (?P<memlock_bytes>[0-9]+) bytes)"}, {}, 0, ""});
@@ -189,7 +195,7 @@ std::vector<LogRule> make_rules() {
                 "(?i)failed to create new (OS )?thread", "(?i)fork rejected by pids controller"},
                S::kUnknown,
                {R"(RLIMIT_NPROC (?P<nproc_soft>-?[0-9]+) current, (?P<nproc_hard>-?[0-9]+) max)"},
-               {}, 0, ""});
+               {}, 1, ""});
   r.push_back({"shm.dataloader", "limits.shm", "dataloader",
                {"(?i)insufficient shared memory \\(shm\\)", "(?i)out of shared memory",
                 "(?i)unable to open shared memory object", "(?i)unable to write to file </torch_",
@@ -270,49 +276,52 @@ const LogRule* find_log_rule(const std::string& key) {
 }
 
 std::string to_posix_ere(const std::string& pattern) {
-  std::string p = pattern;
-  bool fold = false;
-  if (p.rfind("(?i)", 0) == 0) {
-    fold = true;
-    p = p.substr(4);
-  }
-  if (!fold) return p;
+  if (pattern.rfind("(?i)", 0) != 0) return pattern;
+  const std::string p = pattern.substr(4);
+  auto other = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return static_cast<char>(std::islower(u) ? std::toupper(u) : std::tolower(u));
+  };
+  auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
   std::string out;
-  bool in_class = false;
   for (std::size_t i = 0; i < p.size(); ++i) {
     const char c = p[i];
     if (c == '\\' && i + 1 < p.size()) {  // escapes (\s, \., ...) stay as they are
       out += c;
       out += p[++i];
-      continue;
-    }
-    if (in_class) {
-      out += c;
-      if (c == ']') in_class = false;
-      else if (std::isalpha(static_cast<unsigned char>(c))) {
-        const char other = std::islower(static_cast<unsigned char>(c))
-                               ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                               : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        out += other;
+    } else if (c == '[') {
+      // A bracket expression: keep it, then add the other case of its
+      // letters and letter ranges ([a-f] -> [a-fA-F]).
+      std::size_t j = i + 1;
+      std::string head = "[";
+      if (j < p.size() && p[j] == '^') head += p[j++];
+      std::string body, extra;
+      bool first = true;
+      while (j < p.size() && (p[j] != ']' || first)) {
+        first = false;
+        if (p[j] == '\\' && j + 1 < p.size()) {
+          body += p.substr(j, 2);
+          j += 2;
+        } else if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
+          body += p.substr(j, 3);
+          if (letter(p[j]) && letter(p[j + 2])) extra += std::string(1, other(p[j])) + "-" + other(p[j + 2]);
+          j += 3;
+        } else {
+          body += p[j];
+          if (letter(p[j])) extra += other(p[j]);
+          ++j;
+        }
       }
-      continue;
-    }
-    if (c == '[') {
-      in_class = true;
-      out += c;
-      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
-      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];  // literal ] first in class
-      continue;
-    }
-    if (std::isalpha(static_cast<unsigned char>(c))) {
-      const unsigned char u = static_cast<unsigned char>(c);
+      out += head + body + extra + "]";
+      i = j;
+    } else if (letter(c)) {
       out += '[';
-      out += static_cast<char>(std::tolower(u));
-      out += static_cast<char>(std::toupper(u));
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       out += ']';
-      continue;
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out;
 }

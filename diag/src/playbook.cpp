@@ -181,7 +181,8 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
   std::set<std::string> seen;
   for (const auto& e : root.at("entries")) {
     const std::string where = "entry " + (e.is_object() ? e.value("id", std::string("?")) : "?");
-    only_keys(e, {"id", "title", "severity", "category", "message", "remedy", "refs", "causes"}, doc, where);
+    only_keys(e, {"id", "title", "severity", "category", "message", "remedy", "refs", "causes", "replaced_by_check_fix"},
+              doc, where);
     PlaybookEntry pe;
     pe.id = need_string(e, "id", doc, where);
     if (!find_finding_kind(pe.id)) fail(doc, "unknown finding id '" + pe.id + "' (not in finding_ids.cpp)");
@@ -195,6 +196,12 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     pe.remedy = string_list(e, "remedy", doc, where, true, true);
     for (const auto& r : pe.remedy) check_template(r, doc, where + ".remedy");
     pe.refs = string_list(e, "refs", doc, where, true, false);
+    if (e.contains("replaced_by_check_fix")) {
+      const json& v = e.at("replaced_by_check_fix");
+      if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > static_cast<int>(pe.remedy.size()))
+        fail(doc, where + ".replaced_by_check_fix must be an integer from 0 to the number of remedy steps");
+      pe.replaced_by_check_fix = v.get<int>();
+    }
     if (e.contains("causes")) {
       if (!e.at("causes").is_object()) fail(doc, where + ".causes must be an object");
       for (const auto& c : e.at("causes").items()) {
@@ -312,9 +319,11 @@ void Playbook::render(Finding& f, const std::string& cause_key, Severity overrid
     const std::string filled = fill_template(s, f.facts);
     if (std::find(steps.begin(), steps.end(), filled) == steps.end()) steps.push_back(filled);
   };
+  const bool exact_fix = !f.remedy.empty();
   if (c)
     for (const auto& s : c->remedy) add(s);
-  for (const auto& s : e->remedy) add(s);
+  for (std::size_t i = 0; i < e->remedy.size(); ++i)
+    if (!exact_fix || static_cast<int>(i) >= e->replaced_by_check_fix) add(e->remedy[i]);
   f.remedy = std::move(steps);
   std::vector<std::string> refs = f.refs;
   auto add_ref = [&](const std::string& r) {

@@ -33,6 +33,9 @@ struct PlaybookEntry {
   Severity severity = Severity::kWarn;
   std::vector<std::string> remedy, refs;
   std::map<std::string, PlaybookCause> causes;
+  /// Leading remedy steps a probe check's exact fix replaces (the generic
+  /// "set it to N" step when the check already printed the exact line).
+  int replaced_by_check_fix = 0;
 };
 
 struct XidInfo {
@@ -67,7 +70,8 @@ class Playbook {
 
   /// Fills title, severity, remedy and refs of `f` from its id, `cause` and
   /// `f.facts`. Severity: `override` when known, else the cause's, else the
-  /// entry's. Steps already in f.remedy (exact fixes from checks) stay first.
+  /// entry's. Steps already in f.remedy (exact fixes from checks) stay first
+  /// and replace the entry's first `replaced_by_check_fix` steps.
   void render(Finding& f, const std::string& cause, Severity override = Severity::kUnknown) const;
 
  private:

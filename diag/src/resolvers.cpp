@@ -28,7 +28,9 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt) {
     } else if (has_signal(r, "nccl.ib_none") || ofi_failed) {
       add_from_signal(r, "efa.fallback_tcp", "tcp_only", Severity::kUnknown, "nccl.socket_used");
     }
-  } else if (ofi_failed && !ofi_ok && expected) {
+  } else if (ofi_failed && expected &&
+             (!ofi_ok || r.signals.at("nccl.ofi_failed").last_line > r.signals.at("nccl.ofi_ok").first.line)) {
+    // No provider, or the provider was selected and then failed to come up.
     add_from_signal(r, "efa.missing", "ofi_failed", Severity::kUnknown, "nccl.ofi_failed");
   }
   if (has_signal(r, "efa.absent") && opt.efa_expected)

@@ -137,6 +137,7 @@ void RuleEngine::on_match(std::string_view block, std::size_t offset, std::strin
     }
     if (rule.finding.empty()) {  // a signal
       Signal& s = r.signals[rule.key];
+      s.last_line = line_no;
       if (s.count++ == 0) {
         s.first = {r.name, line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
         s.facts = facts;

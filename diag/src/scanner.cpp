@@ -158,13 +158,17 @@ bool atom_cover(const std::string& pattern, const RE2::Options& options,
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return atoms[a].size() > atoms[b].size(); });
-  for (std::size_t i : order) {  // one atom every match needs (an AND branch) is best
+  // One atom every match needs (an AND branch) is the best cover unless it
+  // is shorter than what the several-atom cover below achieves.
+  std::string single;
+  for (std::size_t i : order) {
     removed[i] = 1;
-    if (false_without(removed)) {
-      cover->push_back(atoms[i]);
-      return true;
-    }
+    const bool alone = false_without(removed);
     removed[i] = 0;
+    if (alone) {
+      single = atoms[i];
+      break;
+    }
   }
   for (std::size_t i : order) {
     removed[i] = 1;
@@ -175,8 +179,18 @@ bool atom_cover(const std::string& pattern, const RE2::Options& options,
     removed[*it] = 0;
     if (!false_without(removed)) removed[*it] = 1;
   }
+  std::vector<std::string> multi;
+  std::size_t shortest = std::string::npos;
   for (std::size_t i = 0; i < atoms.size(); ++i)
-    if (removed[i]) cover->push_back(atoms[i]);
+    if (removed[i]) {
+      multi.push_back(atoms[i]);
+      shortest = std::min(shortest, atoms[i].size());
+    }
+  if (!single.empty() && (single.size() >= shortest || single.size() >= 8)) {
+    cover->push_back(single);
+  } else {
+    cover->insert(cover->end(), multi.begin(), multi.end());
+  }
   return true;
 }
 

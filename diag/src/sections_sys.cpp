@@ -55,11 +55,14 @@ void judge_limit(SourceResult& r, const Line& l, const std::string& what, std::s
   if (!unlimited && n < 0) return;
   const unsigned long long v = static_cast<unsigned long long>(n) * scale;
   if (what == "memlock" && !unlimited)
-    add(r, "limits.memlock", "", Severity::kUnknown, l, {{"memlock_bytes", std::to_string(v)}});
+    add(r, "limits.memlock", "", Severity::kUnknown, l,
+        {{"observed", std::to_string(v) + " bytes"}, {"expected", "unlimited"}});
   else if (what == "nofile" && !unlimited && v < kNofile)
-    add(r, "limits.nofile", "", Severity::kUnknown, l, {{"nofile", std::to_string(v)}});
+    add(r, "limits.nofile", "", Severity::kUnknown, l,
+        {{"observed", std::to_string(v)}, {"expected", ">= " + std::to_string(kNofile)}});
   else if (what == "nproc" && !unlimited && v < kNproc)
-    add(r, "limits.nproc", "", Severity::kUnknown, l, {{"nproc", std::to_string(v)}});
+    add(r, "limits.nproc", "", Severity::kUnknown, l,
+        {{"observed", std::to_string(v)}, {"expected", ">= " + std::to_string(kNproc) + " or unlimited"}});
 }
 
 }  // namespace
