@@ -10,6 +10,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "nodeprobe/atomic_file.h"
@@ -287,8 +288,24 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
     if (!why.empty()) a.reason += (a.reason.empty() ? "" : "; ") + why;
   }
   // ---- system logs -------------------------------------------------------------------------
-  if (fs.exists("/var/log/messages")) c.copy_log("/var/log/messages", "logs/messages");
-  else if (fs.exists("/var/log/syslog")) c.copy_log("/var/log/syslog", "logs/syslog");
+  // Kernel lines of the syslog that the kernel log above already holds
+  // (from its first record on) are left out, so an Xid counts once.
+  std::optional<double> kernel_from;
+  for (const auto& a : m.files)
+    if (a.path.rfind("kernel/", 0) == 0 && a.status == "ok") {
+      std::ifstream k(c.path(a.path));
+      std::string first;
+      std::getline(k, first);
+      kernel_from = parse_line_time(first, TimeContext{m.created_epoch, m.utc_offset_s});
+    }
+  const TimeContext syslog_time{m.created_epoch, m.utc_offset_s};
+  auto not_in_kernel_log = [&](const std::string& l) {
+    if (!kernel_from || l.find(" kernel: ") == std::string::npos) return true;
+    const auto t = parse_line_time(l, syslog_time);
+    return !t || *t < *kernel_from - 1;
+  };
+  if (fs.exists("/var/log/messages")) c.copy_log("/var/log/messages", "logs/messages", not_in_kernel_log);
+  else if (fs.exists("/var/log/syslog")) c.copy_log("/var/log/syslog", "logs/syslog", not_in_kernel_log);
   else c.record("logs/messages", "/var/log/messages", "skipped", "neither /var/log/messages nor /var/log/syslog exists", 0);
   c.copy_log("/var/log/audit/audit.log", "logs/audit.log", [](const std::string& l) {
     return l.find("avc:") != std::string::npos || l.find("SELINUX_ERR") != std::string::npos;

@@ -312,7 +312,10 @@ std::string to_posix_ere(const std::string& pattern) {
           ++j;
         }
       }
-      out += head + body + extra + "]";
+      // A trailing '-' is a literal only in last place: keep it there.
+      const bool dash = body.size() > 1 && body.back() == '-' && body[body.size() - 2] != '\\';
+      if (dash) body.pop_back();
+      out += head + body + extra + (dash ? "-" : "") + "]";
       i = j;
     } else if (letter(c)) {
       out += '[';

@@ -167,6 +167,7 @@ TEST(Collector, LiveDiagnosisOnAFixtureNode) {
   for (const auto& f : rep.findings) by[f.id] = &f;
   ASSERT_TRUE(by.count("gpu.xid"));
   EXPECT_EQ(by["gpu.xid"]->severity, Severity::kError);
+  EXPECT_EQ(by["gpu.xid"]->count, 1) << "the syslog copy of a kernel-log line must not count twice";
   ASSERT_TRUE(by.count("gpu.not_found"));
   EXPECT_EQ(by["gpu.not_found"]->severity, Severity::kError);  // a GPU on the bus, no driver
   ASSERT_TRUE(by.count("gpu.driver_kernel_mismatch"));         // and no module for the kernel

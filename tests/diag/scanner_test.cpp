@@ -121,6 +121,7 @@ TEST(Scanner, PosixTranslationSpellsOutCaseFolding) {
   EXPECT_EQ(to_posix_ere("NVRM: Xid \\("), "NVRM: Xid \\(");
   EXPECT_EQ(to_posix_ere("(?i)ab\\s[c-d]"), "[aA][bB]\\s[c-dC-D]");
   EXPECT_EQ(to_posix_ere("(?i)x[^y]"), "[xX][^yY]");
+  EXPECT_EQ(to_posix_ere("(?i)a[a-z_-]"), "[aA][a-z_A-Z-]");
 }
 
 }  // namespace
