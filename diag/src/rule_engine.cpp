@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "log_rules.h"
+#include "text_util.h"
 
 #if NODEPROBE_HAVE_RE2
 #include <re2/re2.h>
@@ -170,12 +171,11 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
     std::size_t counted_to = 0;
     long line_no = line_base;
     scanner_->scan(block, [&](std::size_t offset, std::string_view line, const std::vector<int>& ids) {
-      line_no += static_cast<long>(std::count(block.begin() + static_cast<std::ptrdiff_t>(counted_to),
-                                              block.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+      line_no += static_cast<long>(count_newlines(block.substr(counted_to, offset - counted_to)));
       counted_to = offset;
       on_match(block, offset, line, line_no, ids, opt, r);
     });
-    line_no += static_cast<long>(std::count(block.begin() + static_cast<std::ptrdiff_t>(counted_to), block.end(), '\n'));
+    line_no += static_cast<long>(count_newlines(block.substr(counted_to)));
     if (!block.empty() && block.back() != '\n') ++line_no;  // a cut or final line without newline
     line_base = line_no;
   }
@@ -206,7 +206,7 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   std::string_view block;
   while (reader.next(&block)) {
     if (doc.size() < kDocBytes) doc.append(block.substr(0, std::min(block.size(), kDocBytes - doc.size())));
-    r.lines += static_cast<std::uint64_t>(std::count(block.begin(), block.end(), '\n'));
+    r.lines += static_cast<std::uint64_t>(count_newlines(block));
   }
   r.bytes = reader.bytes();
   r.gzip = reader.gzip();

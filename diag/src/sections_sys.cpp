@@ -164,6 +164,7 @@ void mounts(const std::vector<Line>& lines, SourceResult& r) {
   static const char* kSystem[] = {"/", "/boot", "/boot/efi", "/home", "/var", "/tmp", "/usr", "/opt",
                                   "/var/log", "/var/tmp", "/var/lib/docker", "/var/lib/containerd", "/srv"};
   for (const auto& l : lines) {
+    if (!starts_with(trim(l.text), "/dev/")) continue;  // cheap screen before splitting
     const auto w = words(l.text);
     std::string_view dev, mnt, fstype, opts;
     if (w.size() == 6 && w[4] == "0" && (w[5] == "0" || w[5] == "1" || w[5] == "2")) {  // /proc/mounts
@@ -192,6 +193,8 @@ void softnet(const std::vector<Line>& lines, SourceResult& r) {
   const Line* first = nullptr;
   int rows = 0;
   for (const auto& l : lines) {
+    const std::string_view head = trim(l.text);
+    if (head.size() < 9 * 9 - 1 || !is_hex8(head.substr(0, 8))) continue;  // cheap screen before splitting
     const auto w = words(l.text);
     if (w.size() < 9 || !std::all_of(w.begin(), w.end(), is_hex8)) continue;
     ++rows;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <ctime>
 
@@ -188,6 +189,26 @@ bool ci_equal(std::string_view a, std::string_view b) {
 }
 
 }  // namespace
+
+std::size_t count_newlines(std::string_view s) {
+  // SWAR: a byte of x is zero exactly where s had '\n'; the expression below
+  // sets the high bit of each zero byte and of no other (no borrow between bytes).
+  constexpr std::uint64_t kNl = 0x0a0a0a0a0a0a0a0aULL;
+  constexpr std::uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  std::size_t n = 0;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    const std::uint64_t x = w ^ kNl;
+    const std::uint64_t t = ~(((x & kLow7) + kLow7) | x | kLow7);
+    n += static_cast<std::size_t>(((t >> 7) * 0x0101010101010101ULL) >> 56);  // sum of 0/1 bytes
+  }
+  for (; i < s.size(); ++i) {
+    if (s[i] == '\n') ++n;
+  }
+  return n;
+}
 
 long long days_from_civil(long long y, unsigned m, unsigned d) {
   y -= m <= 2;

@@ -12,6 +12,9 @@ namespace nodeprobe::diag {
 /// Valid UTF-8 (invalid sequences become U+FFFD, control bytes other than
 /// tab become spaces), at most `max_bytes` long (cut on a character
 /// boundary, "..." appended), without a trailing '\r'.
+/// Number of '\n' bytes in `s` (eight bytes at a time).
+std::size_t count_newlines(std::string_view s);
+
 std::string clean_text(std::string_view s, std::size_t max_bytes = 400);
 
 /// Replaces values that look like secrets (AWS keys, "password=...",

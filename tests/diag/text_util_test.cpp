@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "text_util.h"
 
 namespace nodeprobe::diag {
@@ -10,6 +13,20 @@ const TimeContext kCtx{1764432000.0 /* 2025-11-29T16:00:00Z */, 0};
 double t(const char* line) {
   auto v = parse_line_time(line, kCtx);
   return v ? *v : -1;
+}
+
+TEST(TextUtil, CountNewlinesMatchesANaiveCount) {
+  std::string s;
+  for (int i = 0; i < 300; ++i) {
+    s.push_back(static_cast<char>((i * 37) % 256));  // every byte value, '\n' and 0x8a among them
+    if (i % 7 == 0) s.push_back('\n');
+    for (std::size_t off = 0; off < 9 && off <= s.size(); ++off) {
+      const std::string_view v = std::string_view(s).substr(off);
+      ASSERT_EQ(count_newlines(v), static_cast<std::size_t>(std::count(v.begin(), v.end(), '\n'))) << i << " " << off;
+    }
+  }
+  EXPECT_EQ(count_newlines(""), 0u);
+  EXPECT_EQ(count_newlines("\n\n\n\n\n\n\n\n\n"), 9u);
 }
 
 TEST(Timestamps, IsoVariants) {
