@@ -49,12 +49,15 @@ with tarfile.open(sys.argv[2], "w") as t:
             t.add(os.path.join(sys.argv[1], d, f), arcname="b/logs/" + f)
 PY
 
+par=()
+if [[ $jobs -gt 1 ]]; then par=(-jobs="$jobs" -workers="$jobs"); fi  # fuzz-N.log files go to $work
+cd "$work"
 status=0
 for target in analyze bundle; do
   echo "==> fuzzing $target for ${seconds}s"
   set +e
   "$build/bin/nodeprobe-fuzz-$target" "$work/$target" -max_total_time="$seconds" -timeout=10 \
-    -rss_limit_mb=2048 -max_len=262144 -jobs="$jobs" -workers="$jobs" \
+    -rss_limit_mb=2048 -max_len=262144 "${par[@]}" \
     -artifact_prefix="$work/artifacts/$target-" -print_final_stats=1 2>&1 | tail -15
   rc=${PIPESTATUS[0]}
   set -e
