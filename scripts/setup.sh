@@ -52,14 +52,16 @@ fi
 
 # Required to build and test; then optional probes' libraries. An optional
 # package that cannot be installed only disables its probe.
+# RE2 and zlib are required by nodeprobe diag/collect (multi-pattern log
+# scanning, gzip logs and .tar.gz bundles); without them diag degrades.
 APT_REQUIRED=(build-essential g++ cmake ninja-build pkg-config git nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps)
-APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libre2-dev libpcre2-dev
-  liburing-dev zlib1g-dev libvalijson-dev)
+  libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps libre2-dev zlib1g-dev)
+APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libpcre2-dev
+  liburing-dev libvalijson-dev time)
 
 DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake ninja-build pkgconf-pkg-config git json-devel cli11-devel
-  gtest-devel gmock-devel google-benchmark-devel iproute procps-ng)
-DNF_OPTIONAL=(openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel)
+  gtest-devel gmock-devel google-benchmark-devel iproute procps-ng re2-devel zlib-devel)
+DNF_OPTIONAL=(openmpi-devel libfabric-devel fio pcre2-devel liburing-devel time)
 
 install_apt() {
   local missing=() opt_missing=() p

@@ -117,8 +117,12 @@ std::vector<LogRule> make_rules() {
                 R"(ran for (?P<ran_ms>[0-9]+) milliseconds)", R"(\[Rank (?P<rank>[0-9]+)\])"},
                {}, 0, ""});
   r.push_back({"nccl.socket", "nccl.network_config", "socket_error",
-               {"NCCL WARN.*([Ss]ocket|[Cc]onnect|[Bb]ootstrap)", "(?i)NET/Socket ?: .*failed",
-                "socket\\.(cc|cu|h):[0-9]+ (NCCL )?WARN", "bootstrap\\.(cc|cu|h):[0-9]+ (NCCL )?WARN"},
+               // A WARN about sockets counts when it says something failed: plugins
+               // (fastsocket) also WARN about retries that then succeed.
+               {"NCCL WARN.*([Ss]ocket|[Cc]onnect|[Bb]ootstrap).*([Ff]ail|[Ee]rror|refused|closed|reset|abort|"
+                "[Uu]nreachable|[Tt]imed? ?out|[Tt]runcated|mismatch|wrong type|No route)",
+                "(?i)NET/Socket ?: .*failed",
+                "(^|[ /])socket\\.(cc|cu|h):[0-9]+ (NCCL )?WARN", "(^|[ /])bootstrap\\.(cc|cu|h):[0-9]+ (NCCL )?WARN"},
                S::kUnknown,
                {R"((?:to|peer|from) (?P<peer>[0-9A-Za-z_.:\[\]-]+)<(?P<port>[0-9]+)>)",
                 R"((?P<error>Connection (?:reset by peer|refused|timed out|closed by remote peer)|No route to host|Software caused connection abort|Network is unreachable))"},

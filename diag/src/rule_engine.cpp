@@ -123,6 +123,8 @@ void RuleEngine::on_match(std::string_view block, std::size_t offset, std::strin
       facts["xid_meaning"] = x.meaning;
       facts["xid_action"] = x.action;
       severity = x.severity;
+      // NVLink Xids 144-150 say in their text whether this instance is fatal.
+      if (code >= 144 && code <= 150 && line.find(" Fatal ") != std::string_view::npos) severity = Severity::kError;
       fold = std::to_string(code);
     } else if (rule.key == "selinux.avc") {
       const std::string p = facts.value("permissive", std::string());

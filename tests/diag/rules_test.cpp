@@ -78,6 +78,31 @@ TEST(Rules, DifferentXidCodesAreDifferentFindings) {
   EXPECT_EQ(n48, 1);
 }
 
+TEST(Rules, NvlinkXidIsAnErrorOnlyWhenItsTextSaysFatal) {
+  const Result nonfatal = analyze(
+      "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008)\n");
+  ASSERT_NE(nonfatal.get("gpu.xid"), nullptr) << nonfatal.ids();
+  EXPECT_EQ(nonfatal.get("gpu.xid")->severity, Severity::kWarn);
+  const Result fatal = analyze(
+      "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000)\n");
+  ASSERT_NE(fatal.get("gpu.xid"), nullptr) << fatal.ids();
+  EXPECT_EQ(fatal.get("gpu.xid")->severity, Severity::kError);
+}
+
+TEST(Rules, SocketWarningsThatAreRetriesAreNotErrors) {
+  // A net plugin's retries that then connect (google/nccl-fastsocket#4).
+  const Result r = analyze(
+      "h1:4024:4048 [0] net_fastsocket.cc:765 NCCL WARN Cannot get incoming CPU.\n"
+      "h0:4300:4325 [0] net_fastsocket.cc:785 NCCL WARN Maximum retry reached for accept 3.\n"
+      "h0:4300:4325 [0] NCCL INFO NET/FastSocket : Connected after 1000 retries.\n");
+  EXPECT_EQ(r.get("nccl.network_config"), nullptr) << r.ids();
+  const Result bad = analyze(
+      "h0:1:2 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
+      "Software caused connection abort\n");
+  ASSERT_NE(bad.get("nccl.network_config"), nullptr) << bad.ids();
+  EXPECT_NE(bad.get("nccl.network_config")->facts.dump().find("10.0.0.2"), std::string::npos);
+}
+
 TEST(Rules, SinceDropsOldEventsAndKeepsUntimedOnes) {
   const std::string text =
       "2025-11-20T10:00:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
