@@ -45,12 +45,22 @@ std::vector<LogRule> make_rules() {
   r.push_back({"dkms.nvidia_failed", "gpu.driver_kernel_mismatch", "dkms_build_failed",
                {"Consult /var/lib/dkms/nvidia", "DKMS make\\.log for nvidia",
                 "(?i)dkms autoinstall .* failed for nvidia",
-                "nvidia-(kmod|dkms|driver)[^ ]* .*(returned error|failed)"},
+                "nvidia-(kmod|dkms|driver)[^ ]* .*(returned error|failed)",
+                "NV_EXCLUDE_BUILD_MODULES.*\\(bad exit status: [1-9]"},
                S::kUnknown,
                {R"(/var/lib/dkms/nvidia[^/]*/(?P<driver_version>[0-9][0-9.]*[0-9]))",
                 R"(nvidia-(?P<driver_version>[0-9][0-9.]*[0-9]) for kernel (?P<kernel>\S+))",
                 R"(on (?P<kernel>[0-9][^ /]*)/)"},
                {}, 0, ""});
+  // A DKMS build failure names its module only in other lines: signals, tied
+  // together by resolve_source.
+  r.push_back({"dkms.bad_status", "", "",
+               {"Bad return status for module build on kernel", "(?i)Your kernel headers for kernel [^ ]+ cannot be found"},
+               S::kUnknown, {R"(on kernel:? (?P<kernel>[0-9][^ ()]*))", R"(for kernel (?P<kernel>[0-9]\S*) cannot)"}, {}, 0, ""});
+  r.push_back({"dkms.nvidia_context", "", "",
+               {"(?i)dkms (install|build|autoinstall)[^\n]* (-m )?nvidia", "/var/lib/dkms/nvidia",
+                "(?i)nvidia[a-z-]*-dkms", "NV_EXCLUDE_BUILD_MODULES", "(?i)Building (initial )?module:? nvidia"},
+               S::kUnknown, {}, {}, 0, ""});
   r.push_back({"nvrm.init_failed", "gpu.not_found", "init_failed",
                {"RmInitAdapter failed", "rm_init_adapter failed", "NVIDIA probe routine failed"},
                S::kUnknown,
@@ -126,6 +136,15 @@ std::vector<LogRule> make_rules() {
                S::kUnknown,
                {R"((?:to|peer|from) (?P<peer>[0-9A-Za-z_.:\[\]-]+)<(?P<port>[0-9]+)>)",
                 R"((?P<error>Connection (?:reset by peer|refused|timed out|closed by remote peer)|No route to host|Software caused connection abort|Network is unreachable))"},
+               {"nccl.socket_peer"}, 0, ""});
+  // The other end went away: usually a rank that failed first (resolvers
+  // demote it when this log holds that failure).
+  r.push_back({"nccl.socket_peer", "nccl.network_config", "peer_closed",
+               {"NCCL WARN.*(Connection closed by remote peer|Connection reset by peer|Socket recv failed|"
+                "[Rr]emote process exited)"},
+               S::kUnknown,
+               {R"((?:to|peer|from) (?P<peer>[0-9A-Za-z_.:\[\]-]+)<(?P<port>[0-9]+)>)",
+                R"((?P<error>Connection (?:reset by peer|closed by remote peer)|Socket recv failed|[Rr]emote process exited))"},
                {}, 0, ""});
   r.push_back({"nccl.no_interface", "nccl.network_config", "no_interface",
                {"(?i)Bootstrap ?: no socket interface found",
@@ -142,10 +161,17 @@ std::vector<LogRule> make_rules() {
                S::kUnknown, {}, {}, 0, ""});
   r.push_back({"nccl.shm", "nccl.shm", "",
                {"Error while creating shared memory segment", "failed to extend /dev/shm",
-                "Error while attaching to shared memory segment",
                 "(?i)unable to allocate shared memory", "NCCL WARN.*(shm_open|posix_fallocate)"},
                S::kUnknown,
                {R"((?P<segment>/dev/shm/nccl-[A-Za-z0-9]+) (?:\(size |to )(?P<size_bytes>[0-9]+))",
+                R"(error: (?P<error>[A-Za-z][A-Za-z ]+[a-z]) \((?P<errno>[0-9]+)\))"},
+               {}, 0, ""});
+  // Attaching fails when the creating rank's segment is gone or not visible:
+  // another IPC namespace (containers), RemoveIPC, or that rank died first.
+  r.push_back({"nccl.shm_attach", "nccl.shm", "attach_failed",
+               {"Error while attaching to shared memory segment"},
+               S::kUnknown,
+               {R"((?P<segment>/dev/shm/nccl-[A-Za-z0-9]+) \(size (?P<size_bytes>[0-9]+))",
                 R"(error: (?P<error>[A-Za-z][A-Za-z ]+[a-z]) \((?P<errno>[0-9]+)\))"},
                {}, 0, ""});
   r.push_back({"nccl.ib_none", "", "", {"NET/IB ?: No device found"}, S::kUnknown, {}, {}, 0, ""});
@@ -211,6 +237,7 @@ std::vector<LogRule> make_rules() {
                S::kUnknown, {R"(max_map_count \[?(?P<max_map_count>[0-9]+)\]?)"}, {}, 0, ""});
   r.push_back({"host.oom", "host.oom", "",
                {"Out of memory: Kill", "oom-kill:", "invoked oom-killer", "Memory cgroup out of memory",
+                "Killed process [0-9]+ \\([^)]*\\),? total-vm",
                 "is killed by signal: Killed", "DefaultCPUAllocator: can't allocate memory"},
                S::kUnknown,
                {R"(Killed process (?P<pid>[0-9]+) \((?P<proc>[^)]+)\))", R"(anon-rss:(?P<anon_rss>[0-9]+kB))",

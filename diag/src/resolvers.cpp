@@ -43,6 +43,24 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt) {
     r.findings.rekey("limits.nofile", "", "limits.nofile", "shm_from_nofile");
   }
 
+  // DKMS says "Bad return status" without the module's name; other lines name nvidia.
+  if (has_signal(r, "dkms.bad_status") && has_signal(r, "dkms.nvidia_context") &&
+      !r.findings.has("gpu.driver_kernel_mismatch", "dkms_build_failed"))
+    add_from_signal(r, "gpu.driver_kernel_mismatch", "dkms_build_failed", Severity::kUnknown, "dkms.bad_status",
+                    r.signals.at("dkms.bad_status").facts);
+
+  // "No NVIDIA GPU probed" next to "probe routine was not called": nouveau holds the GPUs.
+  if (r.findings.has("gpu.not_found", "nouveau_conflict"))
+    r.findings.rekey("gpu.not_found", "no_device", "gpu.not_found", "nouveau_conflict");
+
+  // Sockets closed by peers follow a rank's failure: with that failure in the
+  // same log they are its consequence, not a network problem.
+  if (r.findings.has("nccl.network_config", "peer_closed") &&
+      (r.findings.has("nccl.shm") || r.findings.has("host.oom") || r.findings.has("gpu.oom") ||
+       r.findings.has("gpu.xid") || r.findings.has("limits.nofile") || r.findings.has("limits.memlock") ||
+       r.findings.has("limits.shm") || r.findings.has("efa.mr_registration") || r.findings.has("efa.missing")))
+    r.findings.rekey("nccl.network_config", "peer_closed", "nccl.network_config", "secondary");
+
   // "CUDA driver version is insufficient" with no driver at all is the missing driver.
   if (r.findings.has("gpu.cuda_driver_insufficient", "") && r.findings.has("gpu.not_found", "no_driver"))
     r.findings.rekey("gpu.cuda_driver_insufficient", "", "gpu.cuda_driver_insufficient", "no_driver");
