@@ -127,6 +127,8 @@ int run_diag(const DiagOptions& opt, int argc, char** argv) {
   for (const auto& f : report.findings)
     if (f.severity == Severity::kError) rc = exit_code::kFail;
   if (!outcome.input_errors.empty()) rc = exit_code::kError;
+  // Logs asked for and not scanned: the answer is incomplete, not clean.
+  if (!outcome.scanner_available && (!opt.logs.empty() || !opt.bundle.empty())) rc = exit_code::kError;
 
   if (!opt.json_out.empty()) {
     try {

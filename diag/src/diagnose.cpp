@@ -214,6 +214,9 @@ class Diagnosis {
     } else if (out_.sources_analysed == 0 && report_.probes.empty()) {
       p.status = Status::kSkip;
       p.reason = "nothing to analyse";
+    } else if (!out_.scanner_available && out_.sources_analysed > 0) {
+      p.status = Status::kWarn;  // an incomplete diagnosis must not read as a clean one
+      p.reason = "built without RE2: log lines were not scanned, only structured outputs";
     } else {
       p.status = Status::kPass;
     }

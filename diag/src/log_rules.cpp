@@ -210,7 +210,7 @@ std::vector<LogRule> make_rules() {
   r.push_back({"memlock", "limits.memlock", "",
                {"RLIMIT_MEMLOCK is [0-9]+ bytes", "(?i)memlock limit", "(?i)locked memory (limit|ulimit)",
                 "(?i)ibv_reg_mr.*Cannot allocate memory", "(?i)ibv_create_cq.*Cannot allocate memory",
-                "(?i)cannot lock memory",
+                "(?i)(cannot|couldn't|could not|can't|unable to) lock memory", "RLIMIT_MEMLOCK is too low",
                 "(?i)failed to lock memory", "(?i)mlock\\(\\).*(Cannot allocate memory|Operation not permitted)",
                 "(?i)mlockall\\(\\).*(Cannot allocate memory|Operation not permitted)"},
                S::kUnknown, {R"(RLIMIT_MEMLOCK is (?P<memlock_bytes>[0-9]+) bytes)"}, {}, 0, ""});
@@ -281,7 +281,8 @@ std::vector<LogRule> make_rules() {
   // ---- rendezvous / reachability ----------------------------------------------------
   r.push_back({"net.rendezvous", "net.unreachable", "rendezvous",
                {"(?i)client socket has timed out after .* while trying to connect to",
-                "DistNetworkError", "RendezvousConnectionError",
+                "DistNetworkError", "RendezvousConnectionError", "RendezvousTimeoutError",
+                "(?i)waiting for clients\\. [0-9]+/[0-9]+ clients joined",
                 "(?i)TCPStore.*(Connection refused|timed out|failed to connect)",
                 "(?i)No route to host", "(?i)c10d.*Connection refused",
                 "(?i)nc: connect to .* failed", "(?i)Ncat: (Connection refused|TIMEOUT)"},

@@ -135,6 +135,13 @@ void RuleEngine::on_match(std::string_view block, std::size_t offset, std::strin
       d += " (" + facts.value("scontext", std::string("?")) + " -> " + facts.value("tcontext", std::string("?")) + ")";
       if (p == "1") d += " permissive";
       facts["denial"] = d;
+    } else if (rule.key == "cuda.insufficient") {
+      // cudaDriverGetVersion's number (10010) reads as a CUDA version (10.1).
+      const std::string v = facts.value("driver_cuda", std::string());
+      if (v.size() >= 4 && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos) {
+        const long n = std::stol(v);
+        facts["driver_cuda"] = std::to_string(n / 1000) + "." + std::to_string((n % 1000) / 10);
+      }
     } else if (rule.key == "cpupower.governor") {
       if (facts.value("governor", std::string()) == "performance") continue;
     }

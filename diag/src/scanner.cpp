@@ -19,12 +19,12 @@ constexpr std::int64_t kDfaBudget = 64LL << 20;
 // Atoms shorter than this are too common to filter anything.
 constexpr int kMinAtomLen = 3;
 
-std::size_t line_begin(std::string_view s, std::size_t pos) {
+[[maybe_unused]] std::size_t line_begin(std::string_view s, std::size_t pos) {
   while (pos > 0 && s[pos - 1] != '\n') --pos;
   return pos;
 }
 
-std::size_t line_end(std::string_view s, std::size_t pos) {
+[[maybe_unused]] std::size_t line_end(std::string_view s, std::size_t pos) {
   if (pos >= s.size()) return s.size();
   const void* nl = std::memchr(s.data() + pos, '\n', s.size() - pos);
   return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - s.data()) : s.size();

@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::size_t kBlock = 512;
 
-void octal(char* field, std::size_t width, std::uint64_t v) {
+[[maybe_unused]] void octal(char* field, std::size_t width, std::uint64_t v) {
   // width-1 digits and a NUL, like GNU tar.
   std::snprintf(field, width, "%0*llo", static_cast<int>(width - 1), static_cast<unsigned long long>(v));
 }
