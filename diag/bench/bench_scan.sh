@@ -41,7 +41,9 @@ ours_cpu=$(sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p' <<<"$scan")
 ours_wall=$(sed -n 's/.*wall_s=\([0-9.]*\).*/\1/p' <<<"$scan")
 
 echo "== grep -E -c with the same $(wc -l < "$tmp/patterns.ere") patterns"
-grep_out=$( { /usr/bin/time -f "time %e %U %M" "${pin[@]}" grep -E -c -f "$tmp/patterns.ere" "$tmp/big.log"; } 2>&1 )
+grep_rc=0
+grep_out=$( { /usr/bin/time -f "time %e %U %M" "${pin[@]}" grep -E -c -f "$tmp/patterns.ere" "$tmp/big.log"; } 2>&1 ) || grep_rc=$?
+if [[ $grep_rc -gt 1 ]]; then echo "bench_scan.sh: grep failed (rc $grep_rc): $grep_out" >&2; exit 2; fi
 echo "$grep_out"
 grep_lines=$(head -1 <<<"$grep_out")
 read -r _ grep_wall grep_cpu _ < <(grep '^time' <<<"$grep_out")

@@ -58,7 +58,7 @@ std::vector<LogRule> make_rules() {
                {"Bad return status for module build on kernel", "(?i)Your kernel headers for kernel [^ ]+ cannot be found"},
                S::kUnknown, {R"(on kernel:? (?P<kernel>[0-9][^ ()]*))", R"(for kernel (?P<kernel>[0-9]\S*) cannot)"}, {}, 0, ""});
   r.push_back({"dkms.nvidia_context", "", "",
-               {"(?i)dkms (install|build|autoinstall)[^\n]* (-m )?nvidia", "/var/lib/dkms/nvidia",
+               {"(?i)dkms (install|build|autoinstall).* (-m )?nvidia", "/var/lib/dkms/nvidia",
                 "(?i)nvidia[a-z-]*-dkms", "NV_EXCLUDE_BUILD_MODULES", "(?i)Building (initial )?module:? nvidia"},
                S::kUnknown, {}, {}, 0, ""});
   r.push_back({"nvrm.init_failed", "gpu.not_found", "init_failed",

@@ -210,7 +210,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
               return std::islower(static_cast<unsigned char>(ch)) || ch == '_';
             }))
           fail(doc, cw + ": cause keys are lower_snake");
-        only_keys(c.value(), {"message", "severity", "remedy", "refs"}, doc, cw);
+        only_keys(c.value(), {"message", "severity", "remedy", "refs", "remedy_only"}, doc, cw);
         PlaybookCause pc;
         pc.message = need_string(c.value(), "message", doc, cw);
         check_template(pc.message, doc, cw + ".message");
@@ -218,6 +218,11 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
         pc.remedy = string_list(c.value(), "remedy", doc, cw, false, false);
         for (const auto& r : pc.remedy) check_template(r, doc, cw + ".remedy");
         pc.refs = string_list(c.value(), "refs", doc, cw, false, false);
+        if (c.value().contains("remedy_only")) {
+          if (!c.value().at("remedy_only").is_boolean()) fail(doc, cw + ".remedy_only must be true or false");
+          pc.remedy_only = c.value().at("remedy_only").get<bool>();
+          if (pc.remedy_only && pc.remedy.empty()) fail(doc, cw + ": remedy_only needs remedy steps");
+        }
         pe.causes.emplace(c.key(), std::move(pc));
       }
     }
@@ -322,8 +327,9 @@ void Playbook::render(Finding& f, const std::string& cause_key, Severity overrid
   const bool exact_fix = !f.remedy.empty();
   if (c)
     for (const auto& s : c->remedy) add(s);
-  for (std::size_t i = 0; i < e->remedy.size(); ++i)
-    if (!exact_fix || static_cast<int>(i) >= e->replaced_by_check_fix) add(e->remedy[i]);
+  if (!c || !c->remedy_only)
+    for (std::size_t i = 0; i < e->remedy.size(); ++i)
+      if (!exact_fix || static_cast<int>(i) >= e->replaced_by_check_fix) add(e->remedy[i]);
   f.remedy = std::move(steps);
   std::vector<std::string> refs = f.refs;
   auto add_ref = [&](const std::string& r) {

@@ -26,6 +26,7 @@ struct PlaybookCause {
   Severity severity = Severity::kUnknown;  ///< kUnknown: the entry's
   std::vector<std::string> remedy;         ///< steps before the entry's
   std::vector<std::string> refs;
+  bool remedy_only = false;                ///< these steps replace the entry's
 };
 
 struct PlaybookEntry {
