@@ -52,17 +52,19 @@ fi
 
 # Required to build and test; then optional probes' libraries. An optional
 # package that cannot be installed only disables its probe.
+# RE2 and zlib are required by nodeprobe diag/collect (multi-pattern log
+# scanning, gzip logs and .tar.gz bundles); without them diag degrades.
 APT_REQUIRED=(build-essential g++ cmake ninja-build pkg-config git nlohmann-json3-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps)
-APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libre2-dev libpcre2-dev
-  liburing-dev zlib1g-dev libvalijson-dev chromium iptables)
+  libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps libre2-dev zlib1g-dev)
+APT_OPTIONAL=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libpcre2-dev
+  liburing-dev libvalijson-dev chromium iptables time)
 
-DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake pkgconf-pkg-config git iproute procps-ng)
+DNF_REQUIRED=(gcc-toolset-12-gcc-c++ cmake pkgconf-pkg-config git iproute procps-ng zlib-devel)
 # json/CLI11/gtest/benchmark from EPEL when there; CMake fetches pinned
 # releases when they are missing or too old (RHEL 8's EPEL).
 DNF_OPTIONAL=(ninja-build json-devel cli11-devel gtest-devel gmock-devel google-benchmark-devel
-  openmpi-devel libfabric-devel fio re2-devel pcre2-devel liburing-devel zlib-devel
-  chromium-headless iptables iproute-tc)
+  re2-devel openmpi-devel libfabric-devel fio pcre2-devel liburing-devel
+  chromium-headless iptables iproute-tc time)
 
 install_apt() {
   local missing=() opt_missing=() p

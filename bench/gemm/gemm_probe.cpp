@@ -69,7 +69,7 @@ void inventory_checks(ProbeResult& r, const DeviceRun& d, const NvmlGpu& g) {
   f.remap_failure = g.remap_failure;
   f.remapped_uncorrectable = g.remapped_uncorrectable;
   const Verdict v = judge_ecc(f);
-  add_check(r, check_id(d, "ecc"), v.status, v.observed, v.expected, v.fix, "gpu.ecc_errors");
+  add_check(r, check_id(d, "ecc"), v.status, v.observed, v.expected, v.fix, "gpu.ecc");
 }
 
 // Cross-GPU view: a GPU well below the node's median stands out even when

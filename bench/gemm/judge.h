@@ -26,7 +26,7 @@ Verdict judge_count(const GpuExpectation& expect, const std::vector<std::string>
 /// idle GPUs drop the link speed to save power. Negative values: unknown.
 Verdict judge_pcie(int gen, int width, int gen_max, int width_max, bool under_load);
 
-/// Memory errors (gpu.ecc_errors): uncorrectable ECC errors since boot, a
+/// Memory errors (gpu.ecc): uncorrectable ECC errors since boot, a
 /// failed row remapping, pending page retirement or row remapping.
 /// Negative values: not reported by this GPU.
 struct EccFacts {

@@ -27,7 +27,7 @@ std::pair<std::string, Status> finding_for(const ApiErrorInfo& i) {
   if (n == "cudaErrorMemoryAllocation" || n == "CUBLAS_STATUS_ALLOC_FAILED" ||
       (n.rfind("CUDNN_STATUS_", 0) == 0 && n.find("ALLOC") != std::string::npos))
     return {"gpu.oom", Status::kError};
-  if (n == "cudaErrorECCUncorrectable") return {"gpu.ecc_errors", Status::kFail};
+  if (n == "cudaErrorECCUncorrectable") return {"gpu.ecc", Status::kFail};
   if (n == "cudaErrorIllegalAddress" || n == "cudaErrorLaunchFailure" ||
       n == "cudaErrorHardwareStackError" || n == "cudaErrorIllegalInstruction" ||
       n == "cudaErrorMisalignedAddress" || n == "cudaErrorInvalidPc" ||

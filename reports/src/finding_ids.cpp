@@ -38,7 +38,11 @@ const std::vector<FindingKind>& finding_vocabulary() {
       {"probe.crash", "A probe crashed", Severity::kError},
       // Added after the first vocabulary (add, never rename).
       {"limits.nproc", "Process/thread limit (nproc) below recommendation", Severity::kWarn},
-      {"gpu.ecc_errors", "GPU memory errors: uncorrectable ECC, pending or failed row remapping", Severity::kError},
+      // Added by nodeprobe diag: look-alikes of "Cannot allocate memory" and
+      // GPU memory health that none of the ids above name.
+      {"host.oom", "Host ran out of memory (kernel OOM killer)", Severity::kError},
+      {"efa.mr_registration", "EFA memory registration failed", Severity::kError},
+      {"gpu.ecc", "GPU memory ECC errors or pending page retirement", Severity::kWarn},
   };
   return v;
 }

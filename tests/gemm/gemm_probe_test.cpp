@@ -372,8 +372,8 @@ TEST(GemmProbe, NvmlInventoryChecksWithFakeDriver) {
   const Check* ecc = check(run.r, "gpu1.ecc");
   ASSERT_TRUE(ecc);
   EXPECT_EQ(ecc->status, Status::kFail);
-  EXPECT_EQ(ecc->finding, "gpu.ecc_errors");
-  EXPECT_NE(find_finding_kind("gpu.ecc_errors"), nullptr);
+  EXPECT_EQ(ecc->finding, "gpu.ecc");
+  EXPECT_NE(find_finding_kind("gpu.ecc"), nullptr);
   EXPECT_EQ(run.host.driver, "550.54.15");
 }
 

@@ -1,0 +1,24 @@
+#pragma once
+/// `nodeprobe collect --out BUNDLE.tar.gz [--report RUN.json]`: an offline
+/// support bundle (kernel and audit logs, command outputs, /proc and /sys
+/// facts, limits, the last report) with a manifest. `nodeprobe diag --bundle`
+/// reads it anywhere and gives the findings the live diagnosis gives.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace nodeprobe::diag {
+
+struct CollectCmdOptions {
+  std::string out;
+  std::string report;
+  double command_timeout_s = 15;
+  bool no_limits = false;
+  bool quiet = false;
+};
+
+CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt);
+int run_collect(const CollectCmdOptions& opt);
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,409 @@
+#include "collector.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+
+#include "nodeprobe/atomic_file.h"
+#include "nodeprobe/host_facts.h"
+#include "nodeprobe/version.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+constexpr const char* kSysctls[][2] = {
+    {"kernel.shmmax", "/proc/sys/kernel/shmmax"},
+    {"kernel.shmall", "/proc/sys/kernel/shmall"},
+    {"vm.max_map_count", "/proc/sys/vm/max_map_count"},
+    {"net.core.somaxconn", "/proc/sys/net/core/somaxconn"},
+    {"net.core.netdev_max_backlog", "/proc/sys/net/core/netdev_max_backlog"},
+    {"kernel.numa_balancing", "/proc/sys/kernel/numa_balancing"},
+    {"kernel.dmesg_restrict", "/proc/sys/kernel/dmesg_restrict"},
+};
+
+class Collection {
+ public:
+  Collection(const CollectOptions& opt, std::string dir, Manifest& m) : opt_(opt), dir_(std::move(dir)), m_(m) {}
+
+  std::string path(const std::string& rel) const { return dir_ + "/" + rel; }
+
+  void record(const std::string& rel, const std::string& origin, const std::string& status,
+              const std::string& reason, std::uint64_t bytes) {
+    m_.files.push_back({rel, origin, status, clean_text(reason, 300), bytes});
+  }
+
+  bool put(const std::string& rel, const std::string& data) {
+    const std::string p = path(rel);
+    mkdirs(p.substr(0, p.rfind('/')));
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << data;
+    return static_cast<bool>(out);
+  }
+
+  void put_recorded(const std::string& rel, const std::string& origin, const std::string& data) {
+    if (put(rel, data)) record(rel, origin, "ok", "", data.size());
+    else record(rel, origin, "error", "cannot write " + path(rel), 0);
+  }
+
+  // Copies a text file (the tail when large), line by line through `keep`
+  // and the secret redaction.
+  void copy_log(const std::string& src, const std::string& rel,
+                const std::function<bool(const std::string&)>& keep = nullptr) {
+    const std::string real = opt_.fs->resolve(src);
+    std::ifstream in(real, std::ios::binary);
+    if (!in) {
+      std::string why = FsRoot::why_unreadable(real);
+      if (why.find("ermission") != std::string::npos) why += " (needs root)";
+      record(rel, src, "skipped", "cannot read " + src + ": " + why, 0);
+      return;
+    }
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+    std::uint64_t start = size > opt_.max_log_bytes ? size - opt_.max_log_bytes : 0;
+    in.seekg(static_cast<std::streamoff>(start));
+    std::string line;
+    if (start > 0) std::getline(in, line);  // drop the partial first line
+    std::string out;
+    while (std::getline(in, line)) {
+      if (keep && !keep(line)) continue;
+      out += redact_secrets(line);
+      out += '\n';
+    }
+    if (!put(rel, out)) {
+      record(rel, src, "error", "cannot write " + path(rel), 0);
+      return;
+    }
+    if (start > 0) record(rel, src, "truncated", "kept the last " + std::to_string(opt_.max_log_bytes >> 20) + " MiB", out.size());
+    else record(rel, src, "ok", "", out.size());
+  }
+
+  // Runs a command into rel; returns the result (started=false when absent).
+  SpawnResult command(const std::vector<std::string>& argv, const std::string& rel) {
+    std::string origin = "command:";
+    for (const auto& a : argv) origin += " " + a;
+    if (!opt_.runner) {
+      record(rel, origin, "skipped", "commands are not run here", 0);
+      return {};
+    }
+    mkdirs(path(rel).substr(0, path(rel).rfind('/')));
+    SpawnResult r = opt_.runner->run(argv, opt_.command_timeout_s, path(rel));
+    struct stat st {};
+    const std::uint64_t bytes = ::stat(path(rel).c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+    if (!r.started) {
+      ::unlink(path(rel).c_str());
+      record(rel, origin, "skipped", argv[0] + " is not available: " + r.start_error, 0);
+    } else if (r.timed_out) {
+      record(rel, origin, "truncated", "timed out after " + format_s(opt_.command_timeout_s) + " s", bytes);
+    } else if (!r.exited_ok()) {
+      record(rel, origin, "ok", r.describe(), bytes);  // its output (an error message) is evidence
+    } else {
+      record(rel, origin, "ok", "", bytes);
+    }
+    return r;
+  }
+
+  static std::string format_s(double s) {
+    std::ostringstream o;
+    o << s;
+    return o.str();
+  }
+
+  static void mkdirs(const std::string& p) {
+    std::size_t pos = 0;
+    while ((pos = p.find('/', pos + 1)) != std::string::npos) ::mkdir(p.substr(0, pos).c_str(), 0700);
+    ::mkdir(p.c_str(), 0700);
+  }
+
+  const CollectOptions& opt_;
+  std::string dir_;
+  Manifest& m_;
+};
+
+// The kernel ring buffer from /dev/kmsg with wall-clock times (boot time +
+// the record's microseconds since boot), one "ISO kernel: message" per line.
+bool read_kmsg(const FsRoot& fs, std::string* out, std::string* why) {
+  const int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    *why = std::string("/dev/kmsg: ") + std::strerror(errno);
+    return false;
+  }
+  double btime = 0;
+  if (auto stat = fs.read("/proc/stat")) {
+    const std::size_t p = stat->find("\nbtime ");
+    if (p != std::string::npos) btime = std::atof(stat->c_str() + p + 7);
+  }
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+    if (n < 0) {
+      if (errno == EINTR || errno == EPIPE) continue;  // EPIPE: overwritten records
+      if (errno != EAGAIN) *why = std::string("/dev/kmsg: ") + std::strerror(errno);
+      break;
+    }
+    if (n == 0) break;
+    const std::string rec(buf, static_cast<std::size_t>(n));
+    const std::size_t semi = rec.find(';');
+    if (semi == std::string::npos) continue;
+    // "pri,seq,usec,flags;message\n continuation..."
+    const std::size_t c1 = rec.find(','), c2 = rec.find(',', c1 + 1);
+    double usec = 0;
+    if (c1 != std::string::npos && c2 != std::string::npos && c2 < semi) usec = std::atof(rec.c_str() + c2 + 1);
+    const std::size_t nl = rec.find('\n', semi);
+    const std::string msg = rec.substr(semi + 1, nl == std::string::npos ? std::string::npos : nl - semi - 1);
+    char stamp[48];
+    const double t = btime + usec / 1e6;
+    const std::string iso = iso8601(t);
+    std::snprintf(stamp, sizeof stamp, "%.19s.%06dZ", iso.c_str(),
+                  static_cast<int>((t - static_cast<double>(static_cast<long long>(t))) * 1e6));
+    *out += std::string(stamp) + " kernel: " + redact_secrets(msg) + "\n";
+  }
+  ::close(fd);
+  if (out->empty() && why->empty()) *why = "/dev/kmsg: no records";
+  return !out->empty();
+}
+
+std::string first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string l;
+  std::getline(in, l);
+  return l;
+}
+
+}  // namespace
+
+SpawnResult ProcessRunner::run(const std::vector<std::string>& argv, double timeout_s, const std::string& out_path) {
+  SpawnOptions o;
+  o.argv = argv;
+  o.stdout_path = out_path;
+  o.stderr_path = out_path + ".err";
+  o.timeout_s = timeout_s;
+  o.kill_grace_s = 1;
+  o.env_set = {"LC_ALL=C"};
+  SpawnResult r = run_process(o);
+  if (!r.started && argv[0].find('/') == std::string::npos) {
+    for (const char* dir : {"/usr/sbin/", "/sbin/", "/usr/local/sbin/"}) {  // sbin is often not on a user's PATH
+      o.argv[0] = dir + argv[0];
+      if (::access(o.argv[0].c_str(), X_OK) != 0) continue;
+      r = run_process(o);
+      break;
+    }
+  }
+  // Merge stderr after stdout: error messages are evidence too.
+  std::ifstream err(out_path + ".err", std::ios::binary);
+  std::stringstream ss;
+  ss << err.rdbuf();
+  if (!ss.str().empty()) {
+    std::ofstream out(out_path, std::ios::binary | std::ios::app);
+    out << ss.str();
+  }
+  ::unlink((out_path + ".err").c_str());
+  return r;
+}
+
+Json manifest_to_json(const Manifest& m) {
+  Json files = Json::array();
+  for (const auto& a : m.files)
+    files.push_back({{"path", a.path}, {"origin", a.origin}, {"status", a.status}, {"reason", a.reason}, {"bytes", a.bytes}});
+  return Json{{"schema", m.schema},
+              {"tool", {{"name", "nodeprobe"}, {"version", m.tool_version}}},
+              {"created", m.created},
+              {"created_epoch", m.created_epoch},
+              {"utc_offset_s", m.utc_offset_s},
+              {"host", {{"hostname", m.hostname}, {"kernel", m.kernel}, {"os", m.os}, {"instance_type", m.instance_type}}},
+              {"root", m.root},
+              {"files", files}};
+}
+
+Manifest manifest_from_json(const Json& j) {
+  if (!j.is_object()) throw std::runtime_error("manifest.json is not an object");
+  if (j.value("schema", std::string()).rfind("nodeprobe.bundle/1", 0) != 0)
+    throw std::runtime_error("manifest.json: not a nodeprobe bundle (schema '" + j.value("schema", std::string()) + "')");
+  Manifest m;
+  try {
+    m.schema = j.at("schema").get<std::string>();
+    if (j.contains("tool")) m.tool_version = j.at("tool").value("version", std::string());
+    m.created = j.value("created", std::string());
+    m.created_epoch = j.value("created_epoch", 0.0);
+    m.utc_offset_s = j.value("utc_offset_s", 0L);
+    if (j.contains("host")) {
+      const Json& h = j.at("host");
+      m.hostname = h.value("hostname", std::string());
+      m.kernel = h.value("kernel", std::string());
+      m.os = h.value("os", std::string());
+      m.instance_type = h.value("instance_type", std::string());
+    }
+    m.root = j.value("root", false);
+    if (j.contains("files"))
+      for (const auto& f : j.at("files"))
+        m.files.push_back({f.at("path").get<std::string>(), f.value("origin", std::string()),
+                           f.value("status", std::string("ok")), f.value("reason", std::string()),
+                           f.value("bytes", std::uint64_t{0})});
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("manifest.json: malformed: ") + e.what());
+  }
+  return m;
+}
+
+Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
+  static const FsRoot kLive("/");
+  CollectOptions o = opt;
+  if (!o.fs) o.fs = &kLive;
+  const FsRoot& fs = *o.fs;
+  Manifest m;
+  m.tool_version = kVersion;
+  m.created_epoch = o.now > 0 ? o.now : static_cast<double>(std::time(nullptr));
+  m.created = iso8601(m.created_epoch);
+  m.utc_offset_s = local_utc_offset();
+  m.root = ::geteuid() == 0;
+  const HostInfo host = collect_host_facts(fs, o.envp);
+  m.hostname = host.hostname;
+  m.kernel = host.kernel;
+  m.os = host.os;
+  m.instance_type = host.instance_type;
+  Collection c(o, dir, m);
+  Collection::mkdirs(dir);
+
+  // ---- kernel log ------------------------------------------------------------------------
+  std::string kmsg, why;
+  if (fs.is_live() && o.live_kmsg && read_kmsg(fs, &kmsg, &why)) {
+    c.put_recorded("kernel/kmsg.log", "/dev/kmsg", kmsg);
+  } else {
+    const SpawnResult r = c.command({"journalctl", "-k", "-b", "--no-pager", "-q", "-o", "short-iso-precise"},
+                                    "kernel/journal-k.log");
+    Artifact& a = m.files.back();
+    if (r.started && (a.bytes == 0 || first_line(c.path(a.path)).find("No journal files") != std::string::npos)) {
+      a.status = "skipped";
+      a.reason = "journalctl -k shows nothing (not root and not in the systemd-journal group?)";
+    }
+    if (!why.empty()) a.reason += (a.reason.empty() ? "" : "; ") + why;
+  }
+  // ---- system logs -------------------------------------------------------------------------
+  // Kernel lines of the syslog that the kernel log above already holds
+  // (from its first record on) are left out, so an Xid counts once.
+  std::optional<double> kernel_from;
+  for (const auto& a : m.files)
+    if (a.path.rfind("kernel/", 0) == 0 && a.status == "ok") {
+      std::ifstream k(c.path(a.path));
+      std::string first;
+      std::getline(k, first);
+      kernel_from = parse_line_time(first, TimeContext{m.created_epoch, m.utc_offset_s});
+    }
+  const TimeContext syslog_time{m.created_epoch, m.utc_offset_s};
+  auto not_in_kernel_log = [&](const std::string& l) {
+    if (!kernel_from || l.find(" kernel: ") == std::string::npos) return true;
+    const auto t = parse_line_time(l, syslog_time);
+    return !t || *t < *kernel_from - 1;
+  };
+  if (fs.exists("/var/log/messages")) c.copy_log("/var/log/messages", "logs/messages", not_in_kernel_log);
+  else if (fs.exists("/var/log/syslog")) c.copy_log("/var/log/syslog", "logs/syslog", not_in_kernel_log);
+  else c.record("logs/messages", "/var/log/messages", "skipped", "neither /var/log/messages nor /var/log/syslog exists", 0);
+  c.copy_log("/var/log/audit/audit.log", "logs/audit.log", [](const std::string& l) {
+    return l.find("avc:") != std::string::npos || l.find("SELINUX_ERR") != std::string::npos;
+  });
+  // ---- GPU driver ----------------------------------------------------------------------------
+  std::string facts = "# nodeprobe facts (collected " + m.created + ")\n";
+  if (auto v = fs.read("/proc/driver/nvidia/version")) {
+    c.put_recorded("proc/driver/nvidia/version", "/proc/driver/nvidia/version", *v);
+    facts += "nvidia_proc_version: present\n";
+  } else {
+    facts += "nvidia_proc_version: absent\n";
+    c.record("proc/driver/nvidia/version", "/proc/driver/nvidia/version", "skipped",
+             "absent: the nvidia kernel module is not loaded", 0);
+  }
+  const SpawnResult smi = c.command({"nvidia-smi"}, "cmd/nvidia-smi.txt");
+  if (smi.exited_ok()) c.command({"nvidia-smi", "-q"}, "cmd/nvidia-smi-q.txt");
+  c.command({"modinfo", "nvidia"}, "cmd/modinfo-nvidia.txt");
+  // PCI: vendor, device, class of every function (readable without root).
+  facts += "pci_scan: /sys/bus/pci/devices\n";
+  bool nvidia_pci = false;
+  for (const auto& d : fs.list_dir("/sys/bus/pci/devices")) {
+    const std::string base = "/sys/bus/pci/devices/" + d + "/";
+    auto hex = [&](const char* f) {
+      std::string v = fs.read_line(base + f).value_or("");
+      return v.rfind("0x", 0) == 0 ? v.substr(2) : v;
+    };
+    const std::string vendor = hex("vendor"), cls = hex("class");
+    facts += "pci: " + d + " " + vendor + " " + hex("device") + " " + cls + "\n";
+    if (vendor == "10de") nvidia_pci = true;
+  }
+  if (nvidia_pci) c.command({"lspci", "-d", "10de:", "-vv"}, "cmd/lspci-nvidia.txt");
+  // Library and toolkit versions from file names.
+  for (const char* libdir : {"/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib"}) {
+    for (const auto& f : fs.list_dir(libdir))
+      if (f.rfind("libnvidia-ml.so.", 0) == 0 && f.size() > 16 && std::count(f.begin(), f.end(), '.') >= 4) {
+        facts += "nvml_library: " + f.substr(16) + "\n";
+        break;
+      }
+  }
+  if (auto vj = fs.read("/usr/local/cuda/version.json")) {
+    try {
+      const auto j = nlohmann::json::parse(*vj);
+      if (j.contains("cuda")) facts += "cuda_toolkit: " + j.at("cuda").value("version", std::string()) + "\n";
+    } catch (...) {
+    }
+  }
+  // ---- EFA / libfabric ------------------------------------------------------------------------
+  c.command({"fi_info", "-p", "efa", "-t", "FI_EP_RDM"}, "cmd/fi_info-efa.txt");
+  c.command({"fi_info", "-l"}, "cmd/fi_info-list.txt");
+  facts += "infiniband_scan: /sys/class/infiniband\n";
+  for (const auto& d : fs.list_dir("/sys/class/infiniband")) facts += "infiniband: " + d + "\n";
+  // ---- OS facts ------------------------------------------------------------------------------
+  facts += "kernel_release: " + fs.read_line("/proc/sys/kernel/osrelease").value_or(host.kernel) + "\n";
+  facts += "instance_type: " + host.instance_type + "\n";
+  facts += "hostname: " + host.hostname + "\n";
+  for (const auto& d : fs.list_dir("/sys/devices/system/cpu")) {
+    if (d.rfind("cpu", 0) != 0 || d.size() < 4 || !std::isdigit(static_cast<unsigned char>(d[3]))) continue;
+    if (auto g = fs.read_line("/sys/devices/system/cpu/" + d + "/cpufreq/scaling_governor"))
+      facts += "scaling_governor: " + d + " " + *g + "\n";
+  }
+  std::string sysctl;
+  for (const auto& s : kSysctls)
+    if (auto v = fs.read_line(s[1])) sysctl += std::string(s[0]) + " = " + *v + "\n";
+  c.put_recorded("facts/sysctl.txt", "/proc/sys", sysctl);
+  for (const char* f : {"/proc/self/limits", "/proc/mounts", "/proc/meminfo", "/proc/cmdline",
+                        "/proc/net/softnet_stat", "/etc/os-release"}) {
+    const std::string rel = std::string(f).substr(1);
+    if (auto v = fs.read(f)) c.put_recorded(rel, f, *v);
+    else c.record(rel, f, "skipped", std::string("cannot read ") + f + ": " + FsRoot::why_unreadable(fs.resolve(f)), 0);
+  }
+  std::string env;
+  for (const auto& [k, v] : allowlisted_env(o.envp)) env += k + "=" + redact_secrets(v) + "\n";
+  c.put_recorded("facts/env.txt", "environment (allowlisted prefixes only)", env);
+  c.put_recorded("facts/host.txt", "/sys, /proc and library directories", facts);
+  // ---- probe reports -------------------------------------------------------------------------
+  if (!o.limits_exe.empty()) {
+    const std::string rel = "report/limits.json";
+    Collection::mkdirs(c.path("report"));
+    if (o.runner) {
+      const SpawnResult r = o.runner->run({o.limits_exe, "--json", c.path(rel), "--quiet"}, 60, c.path(rel) + ".out");
+      ::unlink((c.path(rel) + ".out").c_str());
+      struct stat st {};
+      if (::stat(c.path(rel).c_str(), &st) == 0)
+        c.record(rel, "command: nodeprobe-limits --json", "ok", r.exited_ok() ? "" : r.describe(),
+                 static_cast<std::uint64_t>(st.st_size));
+      else
+        c.record(rel, "command: nodeprobe-limits --json", "error", "no report: " + r.describe(), 0);
+    }
+  }
+  if (!o.report_path.empty()) {
+    std::ifstream in(o.report_path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (in) c.put_recorded("report/last.json", o.report_path, ss.str());
+    else c.record("report/last.json", o.report_path, "error", "cannot read " + o.report_path, 0);
+  }
+  write_file_atomic(dir + "/manifest.json", manifest_to_json(m).dump(2) + "\n");
+  return m;
+}
+
+}  // namespace nodeprobe::diag

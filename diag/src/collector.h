@@ -1,0 +1,74 @@
+#pragma once
+/// Gathers what the diagnosis reads from a live system into a directory of
+/// artifacts plus manifest.json: the same directory `nodeprobe collect` packs
+/// into a bundle and live `nodeprobe diag` analyses, so a bundle read on
+/// another machine gives the findings the live diagnosis gave.
+///
+/// Reads what it may without root and records what it skipped and why.
+/// Every command runs by argv with a deadline. Secrets are never collected:
+/// only allowlisted environment variables, audit records limited to SELinux
+/// denials, and values that look like keys or tokens are redacted.
+
+#include <string>
+#include <vector>
+
+#include "nodeprobe/fs_root.h"
+#include "nodeprobe/report.h"
+#include "nodeprobe/subprocess.h"
+
+namespace nodeprobe::diag {
+
+/// Spawns helper commands; the default runs them for real (tests use fakes).
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  /// Runs `argv` with a deadline, stdout (and stderr, merged) into `out_path`.
+  virtual SpawnResult run(const std::vector<std::string>& argv, double timeout_s,
+                          const std::string& out_path) = 0;
+};
+
+class ProcessRunner final : public CommandRunner {
+ public:
+  SpawnResult run(const std::vector<std::string>& argv, double timeout_s, const std::string& out_path) override;
+};
+
+/// One collected item.
+struct Artifact {
+  std::string path;    ///< relative path in the bundle ("kernel/kmsg.log")
+  std::string origin;  ///< what it came from ("/dev/kmsg", "command: nvidia-smi -q")
+  std::string status;  ///< ok | truncated | skipped | error
+  std::string reason;  ///< why skipped, truncated or failed
+  std::uint64_t bytes = 0;
+};
+
+struct Manifest {
+  std::string schema = "nodeprobe.bundle/1";
+  std::string tool_version;
+  std::string created;          ///< ISO 8601 UTC
+  double created_epoch = 0;
+  long utc_offset_s = 0;        ///< the collecting host's zone (syslog times)
+  std::string hostname, kernel, os, instance_type;
+  bool root = false;
+  std::vector<Artifact> files;
+};
+
+Json manifest_to_json(const Manifest& m);
+/// Throws std::runtime_error with a one-line reason on a malformed manifest.
+Manifest manifest_from_json(const Json& j);
+
+struct CollectOptions {
+  const FsRoot* fs = nullptr;             ///< "/" for the live system
+  CommandRunner* runner = nullptr;        ///< nullptr: run nothing (only files)
+  double command_timeout_s = 15;
+  std::uint64_t max_log_bytes = 64ULL << 20;  ///< tail kept of each system log
+  std::string report_path;                ///< a report to include (collect --report)
+  std::string limits_exe;                 ///< nodeprobe-limits to run ("" = don't)
+  const char* const* envp = nullptr;      ///< for the allowlisted environment
+  double now = 0;                         ///< epoch seconds (0: the clock)
+  bool live_kmsg = true;                  ///< read /dev/kmsg when fs is live
+};
+
+/// Collects into `dir` (created if needed, mode 0700) and writes manifest.json.
+Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir);
+
+}  // namespace nodeprobe::diag

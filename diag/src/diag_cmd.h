@@ -1,0 +1,32 @@
+#pragma once
+/// `nodeprobe diag [--log PATH]... [--bundle DIR|FILE] [--live] [--since DURATION]
+///                 [--expect TYPE] [--json OUT]`
+/// With neither --log nor --bundle it reads the live system (what it may;
+/// what needs root is skipped with the reason). Exit 1 when a finding of
+/// severity error exists, 0 otherwise, 2 on bad input, 64 on bad usage.
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace nodeprobe::diag {
+
+struct DiagOptions {
+  std::vector<std::string> logs;
+  std::string bundle;
+  bool live = false;
+  std::string since;
+  std::string expect;
+  std::string json_out;
+  std::string label;
+  double command_timeout_s = 15;
+  bool no_limits = false;
+  bool verbose = false;
+  bool quiet = false;
+};
+
+CLI::App* setup_diag(CLI::App& app, DiagOptions& opt);
+int run_diag(const DiagOptions& opt, int argc, char** argv);
+
+}  // namespace nodeprobe::diag

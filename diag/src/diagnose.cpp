@@ -1,0 +1,250 @@
+#include "diagnose.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "host_checks.h"
+#include "playbook.h"
+#include "probe_findings.h"
+#include "rule_engine.h"
+#include "tar_gz.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string make_temp_dir(const std::string& base_hint) {
+  const char* t = std::getenv("TMPDIR");
+  std::string base = !base_hint.empty() ? base_hint : (t && *t ? t : "/tmp");
+  std::string tmpl = base + "/nodeprobe-diag-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return {};
+  return tmpl;
+}
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+class Diagnosis {
+ public:
+  Diagnosis(const DiagInputs& in, Report& report)
+      : in_(in), report_(report), pb_(default_playbook()), engine_(pb_) {
+    now_ = in.now > 0 ? in.now : static_cast<double>(std::time(nullptr));
+    instance_ = !in.expect.empty() ? in.expect : report.host.instance_type;
+    out_.scanner_available = engine_.available();
+  }
+
+  AnalysisOptions options(double now, long utc_offset) const {
+    AnalysisOptions o;
+    o.time.now = now;
+    o.time.utc_offset_s = utc_offset;
+    if (in_.since_s) o.since = now - *in_.since_s;
+    o.efa_expected = efa_expected_for(instance_, pb_);
+    return o;
+  }
+
+  void analyse(const std::string& path, const std::string& name, const std::string& origin,
+               const AnalysisOptions& opt, const std::string& note = "") {
+    LineBlockReader reader(path);
+    SourceResult r = engine_.analyze(reader, name, opt);
+    r.origin = origin;
+    if (!r.error.empty()) out_.input_errors.push_back(r.error);
+    Json s = {{"name", r.name}, {"origin", origin}, {"kind", r.kind},
+              {"status", r.error.empty() ? "analysed" : (r.bytes > 0 ? "partial" : "error")},
+              {"reason", r.error.empty() ? note : r.error}, {"bytes", r.bytes}, {"lines", r.lines},
+              {"events", r.events}};
+    if (r.gzip) s["gzip"] = true;
+    if (r.long_lines) s["long_lines_cut"] = r.long_lines;
+    if (r.dropped_old) s["events_before_since"] = r.dropped_old;
+    if (r.untimed) s["events_without_time"] = r.untimed;
+    sources_.push_back(s);
+    if (r.bytes > 0 || r.error.empty()) ++out_.sources_analysed;
+    findings_.merge(r.findings);
+    host_.merge(r.host);
+  }
+
+  void skipped(const std::string& name, const std::string& origin, const std::string& status, const std::string& reason) {
+    sources_.push_back({{"name", name}, {"origin", origin}, {"status", status}, {"reason", reason}});
+    ++out_.sources_skipped;
+  }
+
+  // A collection directory (bundle or live): manifest-driven when it has one.
+  void analyse_dir(const std::string& dir, const std::string& label) {
+    std::string root = dir;
+    if (!fs::exists(root + "/manifest.json")) {  // a bundle's top directory
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_directory() && fs::exists(e.path() / "manifest.json")) root = e.path().string();
+    }
+    if (fs::exists(root + "/manifest.json")) {
+      Manifest m;
+      try {
+        std::ifstream in(root + "/manifest.json");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        m = manifest_from_json(Json::parse(ss.str()));
+      } catch (const std::exception& e) {
+        out_.input_errors.push_back(label + ": " + clean_text(e.what(), 200));
+        return;
+      }
+      if (in_.expect.empty() && instance_.empty()) instance_ = m.instance_type;
+      HostObs h;
+      if (!m.kernel.empty()) h.kernel_release = m.kernel;
+      if (!m.instance_type.empty()) h.instance_type = m.instance_type;
+      host_.merge(h);
+      const AnalysisOptions opt = options(m.created_epoch > 0 ? m.created_epoch : now_, m.utc_offset_s);
+      manifest_time_ = m.created;
+      for (const auto& a : m.files) {
+        const std::string rel = safe_relative_path(a.path);
+        if (a.status == "skipped" || a.status == "error") {
+          skipped(a.path, a.origin, a.status, a.reason);
+        } else if (rel.empty() || !fs::exists(root + "/" + rel)) {
+          skipped(a.path, a.origin, "error", "listed in the manifest but missing from the bundle");
+          out_.input_errors.push_back(label + ": " + a.path + " is missing");
+        } else {
+          analyse(root + "/" + rel, rel, a.origin, opt, a.status == "truncated" ? a.reason : "");
+        }
+      }
+      return;
+    }
+    // No manifest: every regular file is a log.
+    std::vector<std::string> files;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file()) files.push_back(it->path().string());
+    std::sort(files.begin(), files.end());
+    const AnalysisOptions opt = options(now_, local_utc_offset());
+    for (const auto& f : files) analyse(f, fs::relative(f, dir).string(), "file: " + f, opt, "no manifest");
+    if (files.empty()) out_.input_errors.push_back(label + ": no files to analyse");
+  }
+
+  void run() {
+    const AnalysisOptions log_opt = options(now_, local_utc_offset());
+    for (const auto& p : in_.logs) {
+      const std::string name = p == "-" ? "stdin" : p;
+      if (p != "-" && is_dir(p)) {
+        analyse_dir(p, p);
+        continue;
+      }
+      analyse(p, name, p == "-" ? "stdin" : "file: " + p, log_opt);
+    }
+    if (!in_.bundle.empty()) {
+      if (is_dir(in_.bundle)) {
+        analyse_dir(in_.bundle, in_.bundle);
+      } else {
+        const std::string tmp = make_temp_dir(in_.tmp_dir);
+        if (tmp.empty()) {
+          out_.input_errors.push_back("cannot create a temporary directory to unpack " + in_.bundle);
+        } else {
+          const std::string err = extract_archive(in_.bundle, tmp);
+          if (!err.empty()) out_.input_errors.push_back(in_.bundle + ": " + err);
+          analyse_dir(tmp, in_.bundle);
+          std::error_code ec;
+          fs::remove_all(tmp, ec);
+        }
+      }
+    }
+    if (in_.live) {
+      const std::string tmp = make_temp_dir(in_.tmp_dir);
+      if (tmp.empty()) {
+        out_.input_errors.push_back("cannot create a temporary directory for the live collection");
+      } else {
+        ProcessRunner real;
+        CollectOptions co;
+        co.fs = in_.fs;
+        co.runner = in_.runner ? in_.runner : &real;
+        co.command_timeout_s = in_.command_timeout_s;
+        co.limits_exe = in_.limits_exe;
+        co.envp = in_.envp;
+        co.now = now_;
+        collect_artifacts(co, tmp);
+        analyse_dir(tmp, "live system");
+        std::error_code ec;
+        fs::remove_all(tmp, ec);
+      }
+    }
+    std::vector<ProbeResult> probes;
+    for (const auto& p : report_.probes)
+      if (p.name != "diag") probes.push_back(p);
+    add_probe_findings(probes, "probes", findings_);
+    if (!report_.host.cuda_runtime.empty()) host_.cuda_runtime = report_.host.cuda_runtime;
+    if (instance_.empty() && host_.instance_type) instance_ = *host_.instance_type;
+    host_checks(host_, instance_, pb_, findings_);
+    report_.findings = findings_.render(pb_);
+    report_.probes.erase(std::remove_if(report_.probes.begin(), report_.probes.end(),
+                                        [](const ProbeResult& p) { return p.name == "diag"; }),
+                         report_.probes.end());
+    report_.probes.push_back(entry());
+  }
+
+  ProbeResult entry() const {
+    ProbeResult p;
+    p.name = "diag";
+    p.config = {{"logs", in_.logs}, {"bundle", in_.bundle}, {"live", in_.live},
+                {"since_s", in_.since_s ? Json(*in_.since_s) : Json()}, {"expect", in_.expect}};
+    Json host = Json::object();
+    auto put = [&](const char* k, const auto& v) {
+      if (v) host[k] = *v;
+    };
+    put("driver_version", host_.driver_version);
+    put("driver_cuda", host_.driver_cuda);
+    put("nvml_library", host_.nvml_lib_version);
+    put("cuda_runtime", host_.cuda_runtime);
+    put("kernel_release", host_.kernel_release);
+    put("gpus_on_pci", host_.gpus_on_pci);
+    put("gpus_visible", host_.gpus_visible);
+    put("efa_devices", host_.efa_devices);
+    if (!instance_.empty()) host["instance_type"] = instance_;
+    p.data = {{"engine", MultiPatternScanner::engine()}, {"sources", sources_}, {"host", host}};
+    if (!manifest_time_.empty()) p.data["collected"] = manifest_time_;
+    if (!out_.input_errors.empty()) {
+      p.status = Status::kError;
+      p.reason = clean_text(out_.input_errors.front(), 300);
+      if (out_.input_errors.size() > 1) p.reason += " (and " + std::to_string(out_.input_errors.size() - 1) + " more)";
+    } else if (out_.sources_analysed == 0 && report_.probes.empty()) {
+      p.status = Status::kSkip;
+      p.reason = "nothing to analyse";
+    } else if (!out_.scanner_available && out_.sources_analysed > 0) {
+      p.status = Status::kWarn;  // an incomplete diagnosis must not read as a clean one
+      p.reason = "built without RE2: log lines were not scanned, only structured outputs";
+    } else {
+      p.status = Status::kPass;
+    }
+    if (!out_.scanner_available) p.data["warning"] = "built without RE2: log lines were not scanned, only structured outputs";
+    return p;
+  }
+
+  DiagOutcome outcome() const { return out_; }
+
+ private:
+  const DiagInputs& in_;
+  Report& report_;
+  const Playbook& pb_;
+  RuleEngine engine_;
+  double now_ = 0;
+  std::string instance_, manifest_time_;
+  DiagOutcome out_;
+  Json sources_ = Json::array();
+  FindingSet findings_;
+  HostObs host_;
+};
+
+}  // namespace
+
+DiagOutcome diagnose(Report& report, const DiagInputs& in) {
+  Diagnosis d(in, report);
+  d.run();
+  return d.outcome();
+}
+
+}  // namespace nodeprobe::diag

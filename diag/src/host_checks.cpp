@@ -1,0 +1,121 @@
+#include "host_checks.h"
+
+#include <algorithm>
+
+namespace nodeprobe::diag {
+namespace {
+
+constexpr const char* kSource = "host facts";
+
+void add(FindingSet& out, const std::string& id, const std::string& cause, Severity sev,
+         const std::string& text, const Json& facts) {
+  out.add({id, cause, ""}, sev, {kSource, 0, text}, std::nullopt, facts);
+}
+
+// "535.54.03" vs "535.54.03" (also tolerates "535.54" vs "535.54.03").
+bool same_version(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  const std::string& s = a.size() < b.size() ? a : b;
+  const std::string& l = a.size() < b.size() ? b : a;
+  return l.rfind(s, 0) == 0 && l.size() > s.size() && l[s.size()] == '.';
+}
+
+}  // namespace
+
+bool cuda_version(const std::string& s, int* major, int* minor) {
+  if (s.empty()) return false;
+  std::size_t i = 0;
+  long a = 0, b = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && i < 8) a = a * 10 + (s[i++] - '0');
+  if (i == 0) return false;
+  if (i == s.size() && a >= 1000) {  // cudaDriverVersion style: 12020 -> 12.2
+    *major = static_cast<int>(a / 1000);
+    *minor = static_cast<int>((a % 1000) / 10);
+    return true;
+  }
+  if (i >= s.size() || s[i] != '.') return false;
+  ++i;
+  const std::size_t j = i;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && i - j < 4) b = b * 10 + (s[i++] - '0');
+  if (i == j) return false;
+  *major = static_cast<int>(a);
+  *minor = static_cast<int>(b);
+  return true;
+}
+
+bool efa_expected_for(const std::string& instance_type, const Playbook& pb) {
+  const InstanceInfo* ii = pb.instance(instance_type);
+  return ii && ii->efa;
+}
+
+void host_checks(const HostObs& h, const std::string& instance_type, const Playbook& pb, FindingSet& out) {
+  const InstanceInfo* ii = instance_type.empty() ? nullptr : pb.instance(instance_type);
+  // ---- GPU presence: hardware, driver, what the driver shows ---------------------------
+  if (h.gpus_on_pci) {
+    if (*h.gpus_on_pci == 0) {
+      if (ii && ii->gpus > 0)
+        add(out, "gpu.not_found", "no_device", Severity::kError,
+            "no NVIDIA device on the PCI bus; " + instance_type + " has " + std::to_string(ii->gpus),
+            {{"instance_type", instance_type}, {"gpus_expected", ii->gpus}});
+      else
+        add(out, "gpu.not_found", "no_gpu_hardware", Severity::kUnknown,
+            "no PCI device with vendor 10de (NVIDIA) on this node", Json::object());
+    } else if (h.driver_loaded && !*h.driver_loaded) {
+      add(out, "gpu.not_found", "driver_not_loaded", Severity::kUnknown,
+          std::to_string(*h.gpus_on_pci) + " NVIDIA GPU(s) on the PCI bus; /proc/driver/nvidia/version absent",
+          {{"gpus_on_pci", std::to_string(*h.gpus_on_pci)}});
+    } else if (h.gpus_visible && *h.gpus_visible < *h.gpus_on_pci) {
+      add(out, "gpu.not_found", "missing_gpus", Severity::kError,
+          std::to_string(*h.gpus_on_pci) + " GPU(s) on the PCI bus, nvidia-smi lists " + std::to_string(*h.gpus_visible),
+          {{"gpus_on_pci", std::to_string(*h.gpus_on_pci)}, {"gpus_visible", std::to_string(*h.gpus_visible)}});
+    }
+  }
+  if (h.gpus_on_pci && *h.gpus_on_pci > 0 && h.module_on_disk && !*h.module_on_disk)
+    add(out, "gpu.driver_kernel_mismatch", "module_missing", Severity::kUnknown,
+        "modinfo finds no nvidia module for the running kernel",
+        h.kernel_release ? Json{{"running_kernel", *h.kernel_release}} : Json::object());
+  // ---- instance type: GPU count and model ----------------------------------------------
+  if (ii && h.gpus_visible && *h.gpus_visible != ii->gpus && *h.gpus_visible > 0)
+    add(out, "gpu.count_mismatch", "", Severity::kUnknown,
+        "nvidia-smi lists " + std::to_string(*h.gpus_visible) + " GPU(s); " + instance_type + " has " +
+            std::to_string(ii->gpus),
+        {{"gpus_visible", std::to_string(*h.gpus_visible)}, {"gpus_expected", std::to_string(ii->gpus)},
+         {"instance_type", instance_type}});
+  if (ii && !h.gpu_models.empty()) {
+    const bool match = std::all_of(h.gpu_models.begin(), h.gpu_models.end(), [&](const std::string& m) {
+      return m.find(ii->gpu_model) != std::string::npos;
+    });
+    if (!match)
+      add(out, "gpu.count_mismatch", "model_mismatch", Severity::kUnknown,
+          "GPU model " + h.gpu_models.front() + ", expected " + ii->gpu_model + " for " + instance_type,
+          {{"gpu_model", h.gpu_models.front()}, {"gpus_expected_model", ii->gpu_model}, {"instance_type", instance_type}});
+  }
+  // ---- driver components ------------------------------------------------------------------
+  if (h.driver_version && h.nvml_lib_version && !same_version(*h.driver_version, *h.nvml_lib_version))
+    add(out, "gpu.driver_kernel_mismatch", "library_mismatch", Severity::kUnknown,
+        "kernel module " + *h.driver_version + ", libnvidia-ml " + *h.nvml_lib_version,
+        {{"client_version", *h.nvml_lib_version}, {"module_version", *h.driver_version}});
+  if (h.module_vermagic_kernel && h.kernel_release && *h.module_vermagic_kernel != *h.kernel_release)
+    add(out, "gpu.driver_kernel_mismatch", "module_kernel_mismatch", Severity::kUnknown,
+        "nvidia.ko vermagic " + *h.module_vermagic_kernel + ", running kernel " + *h.kernel_release,
+        {{"module_kernel", *h.module_vermagic_kernel}, {"running_kernel", *h.kernel_release}});
+  // ---- CUDA runtime vs driver ----------------------------------------------------------------
+  int rmaj = 0, rmin = 0, dmaj = 0, dmin = 0;
+  if (h.cuda_runtime && h.driver_cuda && cuda_version(*h.cuda_runtime, &rmaj, &rmin) &&
+      cuda_version(*h.driver_cuda, &dmaj, &dmin)) {
+    const Json facts = {{"runtime_cuda", std::to_string(rmaj) + "." + std::to_string(rmin)},
+                        {"driver_cuda", std::to_string(dmaj) + "." + std::to_string(dmin)}};
+    if (rmaj > dmaj)
+      add(out, "gpu.cuda_driver_insufficient", "", Severity::kUnknown,
+          "CUDA runtime " + *h.cuda_runtime + ", driver supports CUDA " + *h.driver_cuda, facts);
+    else if (rmaj == dmaj && rmin > dmin)
+      add(out, "gpu.cuda_driver_insufficient", "minor_version", Severity::kUnknown,
+          "CUDA runtime " + *h.cuda_runtime + ", driver supports CUDA " + *h.driver_cuda, facts);
+  }
+  // ---- EFA ------------------------------------------------------------------------------------
+  if (ii && ii->efa && h.efa_devices && *h.efa_devices == 0)
+    add(out, "efa.missing", "", Severity::kUnknown, instance_type + " has EFA; no EFA device or provider found",
+        {{"instance_type", instance_type}});
+}
+
+}  // namespace nodeprobe::diag

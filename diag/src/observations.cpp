@@ -1,0 +1,29 @@
+#include "observations.h"
+
+namespace nodeprobe::diag {
+
+void HostObs::merge(const HostObs& o) {
+  auto take = [](auto& mine, const auto& theirs) {
+    if (!mine && theirs) mine = theirs;
+  };
+  take(driver_version, o.driver_version);
+  take(driver_loaded, o.driver_loaded);
+  take(smi_driver_version, o.smi_driver_version);
+  take(driver_cuda, o.driver_cuda);
+  take(nvml_lib_version, o.nvml_lib_version);
+  take(cuda_runtime, o.cuda_runtime);
+  take(kernel_release, o.kernel_release);
+  take(module_vermagic_kernel, o.module_vermagic_kernel);
+  take(module_version, o.module_version);
+  take(module_on_disk, o.module_on_disk);
+  take(gpus_on_pci, o.gpus_on_pci);
+  take(gpus_visible, o.gpus_visible);
+  take(efa_devices, o.efa_devices);
+  take(instance_type, o.instance_type);
+  if (gpu_models.empty()) gpu_models = o.gpu_models;
+  fi_providers.insert(o.fi_providers.begin(), o.fi_providers.end());
+  // A loaded module seen anywhere wins over "absent" seen elsewhere.
+  if (o.driver_loaded && *o.driver_loaded) driver_loaded = true;
+}
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,58 @@
+#pragma once
+/// What one analysed source (a log, a command's output, a /proc file, a
+/// report) contributed: folded findings, context signals, host facts that
+/// structured parsers read (versions, GPU and EFA presence), and how the
+/// reading went.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "finding_set.h"
+#include "nodeprobe/report.h"
+
+namespace nodeprobe::diag {
+
+/// Host facts: each is known only when some source said so.
+struct HostObs {
+  std::optional<std::string> driver_version;   ///< loaded kernel module (/proc/driver/nvidia/version)
+  std::optional<bool> driver_loaded;           ///< false: the version file is known to be absent
+  std::optional<std::string> smi_driver_version;
+  std::optional<std::string> driver_cuda;      ///< "12.2": newest CUDA the driver supports
+  std::optional<std::string> nvml_lib_version; ///< libnvidia-ml.so.<version> on disk
+  std::optional<std::string> cuda_runtime;     ///< runtime/toolkit the software uses
+  std::optional<std::string> kernel_release;   ///< uname -r
+  std::optional<std::string> module_vermagic_kernel;  ///< kernel the nvidia.ko on disk is for
+  std::optional<std::string> module_version;
+  std::optional<bool> module_on_disk;          ///< modinfo found (true) or not (false) the module
+  std::optional<int> gpus_on_pci;              ///< NVIDIA display/3D controllers on the PCI bus
+  std::optional<int> gpus_visible;             ///< GPUs nvidia-smi lists
+  std::vector<std::string> gpu_models;
+  std::optional<int> efa_devices;              ///< EFA devices (fi_info -p efa, /sys/class/infiniband)
+  std::set<std::string> fi_providers;
+  std::optional<std::string> instance_type;
+
+  /// Fills facts this one lacks from `o`.
+  void merge(const HostObs& o);
+};
+
+/// One analysed source.
+struct SourceResult {
+  std::string name;        ///< evidence source (path given, or bundle path)
+  std::string kind;        ///< detected kind ("kernel-log", "nccl", "nvidia-smi", ...)
+  std::string origin;      ///< where it came from (file path, command line)
+  std::uint64_t bytes = 0, lines = 0, long_lines = 0;
+  bool gzip = false;
+  std::string error;       ///< "" or why reading stopped early
+  long events = 0;         ///< matched finding lines kept
+  long dropped_old = 0;    ///< events before --since
+  long untimed = 0;        ///< events without a timestamp (kept)
+  FindingSet findings;
+  std::map<std::string, Signal> signals;
+  HostObs host;
+};
+
+}  // namespace nodeprobe::diag

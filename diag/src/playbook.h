@@ -1,0 +1,97 @@
+#pragma once
+/// The troubleshooting playbook as data (diag/playbook/*.json, embedded in
+/// the binary at build time): for every finding id a title, severity,
+/// category, message template with named facts, ordered remedy steps and
+/// references, optionally refined per cause; the Xid catalogue; and what each
+/// instance type should show. Validated at load: unknown keys, unknown ids,
+/// missing ids and malformed templates are errors (after DCGM's error table).
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nodeprobe/report.h"
+
+namespace nodeprobe::diag {
+
+class PlaybookError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct PlaybookCause {
+  std::string message;
+  Severity severity = Severity::kUnknown;  ///< kUnknown: the entry's
+  std::vector<std::string> remedy;         ///< steps before the entry's
+  std::vector<std::string> refs;
+  bool remedy_only = false;                ///< these steps replace the entry's
+};
+
+struct PlaybookEntry {
+  std::string id, title, category, message;
+  Severity severity = Severity::kWarn;
+  std::vector<std::string> remedy, refs;
+  std::map<std::string, PlaybookCause> causes;
+  /// Leading remedy steps a probe check's exact fix replaces (the generic
+  /// "set it to N" step when the check already printed the exact line).
+  int replaced_by_check_fix = 0;
+};
+
+struct XidInfo {
+  int code = 0;
+  std::string name, meaning, action;
+  Severity severity = Severity::kWarn;
+  bool known = false;
+};
+
+struct InstanceInfo {
+  int gpus = 0;
+  std::string gpu_model;
+  bool efa = false;
+};
+
+class Playbook {
+ public:
+  /// Parses and validates the three documents; throws PlaybookError with a
+  /// one-line reason naming the document and the offending key or id.
+  static Playbook parse(const std::string& playbook_json, const std::string& xid_json,
+                        const std::string& instances_json);
+
+  const PlaybookEntry* entry(std::string_view id) const;
+  /// nullptr when the entry or the cause does not exist.
+  const PlaybookCause* cause(std::string_view id, std::string_view cause) const;
+  const std::vector<PlaybookEntry>& entries() const { return entries_; }
+
+  /// Catalogue entry for an Xid (a generic one, known = false, when unlisted).
+  XidInfo xid(int code) const;
+  /// Expectations for an instance type ("p4d.24xlarge"), or nullptr.
+  const InstanceInfo* instance(std::string_view type) const;
+
+  /// Fills title, severity, remedy and refs of `f` from its id, `cause` and
+  /// `f.facts`. Severity: `override` when known, else the cause's, else the
+  /// entry's. Steps already in f.remedy (exact fixes from checks) stay first
+  /// and replace the entry's first `replaced_by_check_fix` steps.
+  void render(Finding& f, const std::string& cause, Severity override = Severity::kUnknown) const;
+
+ private:
+  std::vector<PlaybookEntry> entries_;
+  std::map<int, XidInfo> xids_;
+  XidInfo unknown_xid_;
+  std::map<std::string, InstanceInfo, std::less<>> instances_;
+};
+
+/// The playbook built into this binary (validated on first use).
+const Playbook& default_playbook();
+
+/// Replaces {name} with the fact's value (arrays joined by ", "). Missing
+/// facts become <name> and clear *complete.
+std::string fill_template(const std::string& tmpl, const Json& facts, bool* complete = nullptr);
+
+/// The embedded JSON documents (for tests and `nodeprobe diag --playbook`).
+const char* embedded_playbook_json();
+const char* embedded_xid_json();
+const char* embedded_instances_json();
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,90 @@
+// Context rules: what a line means depends on the lines around it.
+#include "rule_engine.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+bool has_signal(const SourceResult& r, const std::string& key) { return r.signals.count(key) > 0; }
+
+void add_from_signal(SourceResult& r, const std::string& id, const std::string& cause, Severity sev,
+                     const std::string& signal, const Json& facts = Json::object()) {
+  const Signal& s = r.signals.at(signal);
+  r.findings.add({id, cause, ""}, sev, s.first, std::nullopt, facts);
+}
+
+}  // namespace
+
+void resolve_source(SourceResult& r, const AnalysisOptions& opt) {
+  // NCCL transport: "NET/IB : No device found" followed by sockets is normal
+  // on a TCP-only node and a failure where EFA/IB was expected.
+  const bool sockets = has_signal(r, "nccl.socket_used");
+  const bool ofi_ok = has_signal(r, "nccl.ofi_ok");
+  const bool ofi_failed = has_signal(r, "nccl.ofi_failed");
+  const bool expected = opt.efa_expected || has_signal(r, "nccl.efa_intent");
+  if (sockets && !ofi_ok) {
+    if (expected) {
+      add_from_signal(r, "efa.fallback_tcp", "", Severity::kUnknown, "nccl.socket_used");
+      if (ofi_failed) add_from_signal(r, "efa.fallback_tcp", "", Severity::kUnknown, "nccl.ofi_failed");
+    } else if (has_signal(r, "nccl.ib_none") || ofi_failed) {
+      add_from_signal(r, "efa.fallback_tcp", "tcp_only", Severity::kUnknown, "nccl.socket_used");
+    }
+  } else if (ofi_failed && expected &&
+             (!ofi_ok || r.signals.at("nccl.ofi_failed").last_line > r.signals.at("nccl.ofi_ok").first.line)) {
+    // No provider, or the provider was selected and then failed to come up.
+    add_from_signal(r, "efa.missing", "ofi_failed", Severity::kUnknown, "nccl.ofi_failed");
+  }
+  if (has_signal(r, "efa.absent") && opt.efa_expected)
+    add_from_signal(r, "efa.missing", "", Severity::kUnknown, "efa.absent");
+
+  // A "Too many open files" root cause behind a shared-memory error.
+  if (r.findings.has("limits.nofile") && (r.findings.has("nccl.shm") || r.findings.has("limits.shm"))) {
+    r.findings.rekey("nccl.shm", "", "limits.nofile", "shm_from_nofile");
+    r.findings.rekey("limits.shm", "dataloader", "limits.nofile", "shm_from_nofile");
+    r.findings.rekey("limits.nofile", "", "limits.nofile", "shm_from_nofile");
+  }
+
+  // DKMS says "Bad return status" without the module's name; other lines name nvidia.
+  if (has_signal(r, "dkms.bad_status") && has_signal(r, "dkms.nvidia_context") &&
+      !r.findings.has("gpu.driver_kernel_mismatch", "dkms_build_failed"))
+    add_from_signal(r, "gpu.driver_kernel_mismatch", "dkms_build_failed", Severity::kUnknown, "dkms.bad_status",
+                    r.signals.at("dkms.bad_status").facts);
+
+  // "No NVIDIA GPU probed" next to "probe routine was not called": nouveau holds the GPUs.
+  if (r.findings.has("gpu.not_found", "nouveau_conflict"))
+    r.findings.rekey("gpu.not_found", "no_device", "gpu.not_found", "nouveau_conflict");
+
+  // Sockets closed by peers follow a rank's failure: with that failure in the
+  // same log they are its consequence, not a network problem.
+  if (r.findings.has("nccl.network_config", "peer_closed") &&
+      (r.findings.has("nccl.shm") || r.findings.has("host.oom") || r.findings.has("gpu.oom") ||
+       r.findings.has("gpu.xid") || r.findings.has("limits.nofile") || r.findings.has("limits.memlock") ||
+       r.findings.has("limits.shm") || r.findings.has("efa.mr_registration") || r.findings.has("efa.missing")))
+    r.findings.rekey("nccl.network_config", "peer_closed", "nccl.network_config", "secondary");
+
+  // "CUDA driver version is insufficient" with no driver at all is the missing driver.
+  if (r.findings.has("gpu.cuda_driver_insufficient", "") && r.findings.has("gpu.not_found", "no_driver"))
+    r.findings.rekey("gpu.cuda_driver_insufficient", "", "gpu.cuda_driver_insufficient", "no_driver");
+
+  // The NVML library version printed after a mismatch belongs to it.
+  if (has_signal(r, "nvml.lib_version")) {
+    const Json& sf = r.signals.at("nvml.lib_version").facts;
+    if (Accum* a = r.findings.find("gpu.driver_kernel_mismatch", "library_mismatch"))
+      if (sf.contains("nvml_version") && !a->facts.contains("nvml_version"))
+        a->facts["nvml_version"] = sf.at("nvml_version");
+    if (sf.contains("nvml_version") && !r.host.nvml_lib_version)
+      r.host.nvml_lib_version = sf.at("nvml_version").get<std::string>();
+  }
+  if (has_signal(r, "nccl.ifname")) {
+    const Json& sf = r.signals.at("nccl.ifname").facts;
+    if (Accum* a = r.findings.find("nccl.network_config", "no_interface"))
+      if (sf.contains("ifname")) a->facts["ifname"] = sf.at("ifname");
+  }
+
+  // A bare ncclSystemError / internal error explains itself only when nothing
+  // more specific (socket, shm, limits, GPU) is in the same log.
+  if (has_signal(r, "nccl.generic") &&
+      !r.findings.has_prefix({"nccl.", "limits.", "efa.", "gpu.", "host.", "net.", "selinux."}))
+    add_from_signal(r, "nccl.network_config", "generic_error", Severity::kUnknown, "nccl.generic");
+}
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,67 @@
+#pragma once
+/// Runs the line rules (log_rules.h) over a stream: the multi-pattern
+/// scanner finds matching lines, facts are extracted from them, and events
+/// fold into findings and signals. The start of each source (kDocBytes) is
+/// also kept for the structured parsers (nvidia-smi tables, sysctl output,
+/// reports...), and the per-source context rules run at the end.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "line_reader.h"
+#include "observations.h"
+#include "playbook.h"
+#include "scanner.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag {
+
+struct AnalysisOptions {
+  std::optional<double> since;  ///< epoch seconds; earlier events are dropped
+  TimeContext time;             ///< "now" and the zone of year/zone-less timestamps
+  bool efa_expected = false;    ///< the node should have EFA (instance type, --expect)
+};
+
+class RuleEngine {
+ public:
+  static constexpr std::size_t kDocBytes = 8u << 20;
+
+  /// Compiles the rules. Without RE2 the engine still parses structured
+  /// sections but scans no lines (available() is false).
+  explicit RuleEngine(const Playbook& pb);
+  ~RuleEngine();
+  RuleEngine(const RuleEngine&) = delete;
+  RuleEngine& operator=(const RuleEngine&) = delete;
+
+  SourceResult analyze(LineBlockReader& reader, const std::string& name, const AnalysisOptions& opt);
+
+  bool available() const { return scanner_ != nullptr; }
+  const MultiPatternScanner* scanner() const { return scanner_.get(); }
+  const Playbook& playbook() const { return pb_; }
+
+ private:
+  struct Compiled;
+  void on_match(std::string_view block, std::size_t offset, std::string_view line, long line_no,
+                const std::vector<int>& pattern_ids, const AnalysisOptions& opt, SourceResult& r);
+
+  const Playbook& pb_;
+  std::unique_ptr<MultiPatternScanner> scanner_;
+  std::unique_ptr<Compiled> compiled_;
+  std::vector<std::size_t> pattern_rule_;  // pattern index -> rule index
+};
+
+/// Kind of a text from its first bytes ("kernel-log", "syslog", "audit",
+/// "nccl", "nvidia-smi", "nvidia-smi-q", "fi_info", "sysctl", "report",
+/// "binary", "text"...). A label for people: every rule runs on every kind.
+std::string detect_kind(std::string_view head);
+
+/// Structured sections found anywhere in `doc` (a source's first bytes).
+void parse_sections(std::string_view doc, const std::string& source, const Playbook& pb,
+                    SourceResult& r);
+
+/// Context rules inside one source (look-alikes, fallbacks, root causes).
+void resolve_source(SourceResult& r, const AnalysisOptions& opt);
+
+}  // namespace nodeprobe::diag

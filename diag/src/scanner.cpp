@@ -1,0 +1,293 @@
+#include "scanner.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <stdexcept>
+
+#if NODEPROBE_HAVE_RE2
+#include <re2/filtered_re2.h>
+#include <re2/re2.h>
+#include <re2/set.h>
+#endif
+
+namespace nodeprobe::diag {
+namespace {
+
+// DFA budget for the set; bounded memory whatever the input size.
+constexpr std::int64_t kDfaBudget = 64LL << 20;
+// Atoms shorter than this are too common to filter anything.
+constexpr int kMinAtomLen = 3;
+
+[[maybe_unused]] std::size_t line_begin(std::string_view s, std::size_t pos) {
+  while (pos > 0 && s[pos - 1] != '\n') --pos;
+  return pos;
+}
+
+[[maybe_unused]] std::size_t line_end(std::string_view s, std::size_t pos) {
+  if (pos >= s.size()) return s.size();
+  const void* nl = std::memchr(s.data() + pos, '\n', s.size() - pos);
+  return nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - s.data()) : s.size();
+}
+
+// Wu-Manber multi-literal search over case-folded bytes: a window as long as
+// the shortest atom slides along the text; a shift table indexed by a hash of
+// the window's last three bytes says how far it may jump. Only windows whose
+// shift is 0 are compared against the atoms with that hash.
+class AtomFinder {
+ public:
+  explicit AtomFinder(const std::vector<std::string>& atoms) {
+    for (int c = 0; c < 256; ++c)
+      fold_[static_cast<std::size_t>(c)] = static_cast<unsigned char>(
+          c >= 'A' && c <= 'Z' ? c + 32 : c);
+    for (const auto& a : atoms)
+      if (!a.empty()) atoms_.push_back(a);
+    if (atoms_.empty()) return;
+    m_ = atoms_.front().size();
+    for (const auto& a : atoms_) m_ = std::min(m_, a.size());  // >= 3: kMinAtomLen
+    const std::size_t max_shift = m_ - 2;
+    shift_.assign(kTable, static_cast<std::uint8_t>(std::min<std::size_t>(max_shift, 255)));
+    buckets_.assign(kTable, {});
+    for (std::size_t ai = 0; ai < atoms_.size(); ++ai) {
+      const auto* a = reinterpret_cast<const unsigned char*>(atoms_[ai].data());
+      for (std::size_t j = 2; j < m_; ++j) {
+        const std::size_t h = hash3(fold_.data(), a + j - 2);
+        shift_[h] = static_cast<std::uint8_t>(std::min<std::size_t>(shift_[h], m_ - 1 - j));
+      }
+      buckets_[hash3(fold_.data(), a + m_ - 3)].push_back(static_cast<std::uint32_t>(ai));
+    }
+  }
+
+  /// An offset inside the first atom found at or after `pos`, or npos.
+  std::size_t find(std::string_view text, std::size_t pos) const {
+    if (atoms_.empty()) return std::string_view::npos;
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    const unsigned char* fold = fold_.data();
+    const std::uint8_t* shift = shift_.data();
+    std::size_t end = pos + m_ - 1;  // last byte of the window
+    while (end < n) {
+      const std::size_t h = hash3(fold, p + end - 2);
+      const std::uint8_t sh = shift[h];
+      if (sh != 0) {
+        end += sh;
+        continue;
+      }
+      const std::size_t start = end + 1 - m_;
+      for (std::uint32_t ai : buckets_[h]) {
+        const std::string& a = atoms_[ai];
+        if (start + a.size() <= n && equal_folded(p + start, a)) return start;
+      }
+      ++end;
+    }
+    return std::string_view::npos;
+  }
+
+ private:
+  static constexpr std::size_t kTable = 1u << 15;
+  static std::size_t hash3(const unsigned char* fold, const unsigned char* s) {
+    return ((static_cast<std::size_t>(fold[s[0]]) << 10) ^ (static_cast<std::size_t>(fold[s[1]]) << 5) ^
+            fold[s[2]]) & (kTable - 1);
+  }
+  bool equal_folded(const unsigned char* s, const std::string& atom) const {
+    for (std::size_t i = 0; i < atom.size(); ++i)
+      if (fold_[s[i]] != static_cast<unsigned char>(atom[i])) return false;
+    return true;
+  }
+
+  std::array<unsigned char, 256> fold_{};
+  std::vector<std::string> atoms_;
+  std::size_t m_ = 0;
+  std::vector<std::uint8_t> shift_;
+  std::vector<std::vector<std::uint32_t>> buckets_;
+};
+
+}  // namespace
+
+#if NODEPROBE_HAVE_RE2
+
+struct MultiPatternScanner::Impl {
+  RE2::Options options;
+  std::unique_ptr<RE2::Set> set;         // every pattern: the exact verdict per line
+  std::unique_ptr<RE2::Set> unfiltered;  // patterns without atoms, screened per block
+  std::vector<std::unique_ptr<RE2>> singles;  // fallback when the DFA runs out of memory
+  std::unique_ptr<AtomFinder> finder;
+
+  // False with `dfa_failed` set when the DFA gave up; then each pattern is tried.
+  void match_all(std::string_view line, std::vector<int>& ids, bool* dfa_failed) const {
+    ids.clear();
+    RE2::Set::ErrorInfo info{RE2::Set::kNoError};
+    const re2::StringPiece sp(line.data(), line.size());
+    *dfa_failed = false;
+    if (!set->Match(sp, &ids, &info) && info.kind != RE2::Set::kNoError) {
+      *dfa_failed = true;
+      ids.clear();
+      for (std::size_t i = 0; i < singles.size(); ++i)
+        if (RE2::PartialMatch(sp, *singles[i])) ids.push_back(static_cast<int>(i));
+    }
+    std::sort(ids.begin(), ids.end());
+  }
+};
+
+namespace {
+
+// Strong literal atoms such that every match of `pattern` contains at least
+// one of them ("a cover"). FilteredRE2 gives every atom of the pattern's
+// AND/OR formula, weak ones included ("connect", "failed"). The formula is
+// monotone, so if it is false when all atoms of C are absent, any match must
+// contain an atom of C. Start from the longest atoms, then drop what is not
+// needed. Returns false when the pattern has no usable atom.
+bool atom_cover(const std::string& pattern, const RE2::Options& options,
+                std::vector<std::string>* cover) {
+  re2::FilteredRE2 f(kMinAtomLen);
+  int id = -1;
+  if (f.Add(pattern, options, &id) != RE2::NoError) return false;
+  std::vector<std::string> atoms;
+  f.Compile(&atoms);
+  std::vector<int> potentials;
+  auto false_without = [&](const std::vector<char>& removed) {
+    std::vector<int> present;
+    for (std::size_t i = 0; i < atoms.size(); ++i)
+      if (!removed[i]) present.push_back(static_cast<int>(i));
+    f.AllPotentials(present, &potentials);
+    return potentials.empty();
+  };
+  std::vector<char> removed(atoms.size(), 0);
+  if (atoms.empty() || !false_without(std::vector<char>(atoms.size(), 1))) return false;
+  std::vector<std::size_t> order(atoms.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return atoms[a].size() > atoms[b].size(); });
+  // One atom every match needs (an AND branch) is the best cover unless it
+  // is shorter than what the several-atom cover below achieves.
+  std::string single;
+  for (std::size_t i : order) {
+    removed[i] = 1;
+    const bool alone = false_without(removed);
+    removed[i] = 0;
+    if (alone) {
+      single = atoms[i];
+      break;
+    }
+  }
+  for (std::size_t i : order) {
+    removed[i] = 1;
+    if (false_without(removed)) break;
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // shortest first: drop if not needed
+    if (!removed[*it]) continue;
+    removed[*it] = 0;
+    if (!false_without(removed)) removed[*it] = 1;
+  }
+  std::vector<std::string> multi;
+  std::size_t shortest = std::string::npos;
+  for (std::size_t i = 0; i < atoms.size(); ++i)
+    if (removed[i]) {
+      multi.push_back(atoms[i]);
+      shortest = std::min(shortest, atoms[i].size());
+    }
+  if (!single.empty() && (single.size() >= shortest || single.size() >= 8)) {
+    cover->push_back(single);
+  } else {
+    cover->insert(cover->end(), multi.begin(), multi.end());
+  }
+  return true;
+}
+
+}  // namespace
+
+MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns)
+    : impl_(std::make_unique<Impl>()), count_(patterns.size()) {
+  Impl& m = *impl_;
+  m.options.set_log_errors(false);
+  m.options.set_max_mem(kDfaBudget);
+  m.set = std::make_unique<RE2::Set>(m.options, RE2::UNANCHORED);
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const std::string& p = patterns[i];
+    std::string err;
+    if (m.set->Add(p, &err) < 0)
+      throw std::invalid_argument("pattern '" + p + "' does not compile: " + err);
+    m.singles.push_back(std::make_unique<RE2>(p, m.options));
+    if (!atom_cover(p, m.options, &atoms_)) unfiltered_.push_back(static_cast<int>(i));
+  }
+  if (!m.set->Compile()) throw std::runtime_error("RE2::Set failed to compile the patterns");
+  std::sort(atoms_.begin(), atoms_.end());
+  atoms_.erase(std::unique(atoms_.begin(), atoms_.end()), atoms_.end());
+  if (!unfiltered_.empty()) {
+    m.unfiltered = std::make_unique<RE2::Set>(m.options, RE2::UNANCHORED);
+    for (int i : unfiltered_) m.unfiltered->Add(patterns[static_cast<std::size_t>(i)], nullptr);
+    m.unfiltered->Compile();
+  }
+  m.finder = std::make_unique<AtomFinder>(atoms_);
+}
+
+bool MultiPatternScanner::available() { return true; }
+std::string MultiPatternScanner::engine() {
+  return "RE2 (FilteredRE2 atoms + Aho-Corasick prefilter, RE2::Set DFA per candidate line)";
+}
+
+void MultiPatternScanner::check_line(std::string_view block, std::size_t begin, std::size_t end,
+                                     const OnMatch& on_match) {
+  const std::string_view line = block.substr(begin, end - begin);
+  ++stats_.candidate_lines;
+  bool failed = false;
+  impl_->match_all(line, ids_, &failed);
+  if (failed) ++stats_.dfa_fallbacks;
+  if (!ids_.empty()) {
+    ++stats_.lines_matched;
+    on_match(begin, line, ids_);
+  }
+}
+
+void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match) {
+  stats_.bytes += block.size();
+  if (impl_->unfiltered) {
+    // Rare: a pattern without a literal. Screen the block, then every line.
+    const re2::StringPiece sp(block.data(), block.size());
+    if (impl_->unfiltered->Match(sp, nullptr)) {
+      for (std::size_t pos = 0; pos < block.size();) {
+        const std::size_t end = line_end(block, pos);
+        check_line(block, pos, end, on_match);
+        pos = end + 1;
+      }
+      return;
+    }
+  }
+  std::size_t pos = 0;
+  while (pos < block.size()) {
+    const std::size_t hit = impl_->finder->find(block, pos);
+    if (hit == std::string_view::npos) break;
+    const std::size_t begin = line_begin(block, hit);
+    const std::size_t end = line_end(block, hit);
+    check_line(block, begin, end, on_match);
+    pos = end + 1;
+  }
+}
+
+std::vector<int> MultiPatternScanner::match_line(std::string_view line) const {
+  std::vector<int> ids;
+  bool failed = false;
+  impl_->match_all(line, ids, &failed);
+  return ids;
+}
+
+#else  // no RE2: no scanner; callers check available() first and say why.
+
+struct MultiPatternScanner::Impl {};
+
+MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns)
+    : count_(patterns.size()) {
+  throw std::runtime_error("log scanning is unavailable: this build has no RE2 (install re2-devel "
+                           "or libre2-dev and rebuild)");
+}
+bool MultiPatternScanner::available() { return false; }
+std::string MultiPatternScanner::engine() { return "none (built without RE2)"; }
+void MultiPatternScanner::check_line(std::string_view, std::size_t, std::size_t, const OnMatch&) {}
+void MultiPatternScanner::scan(std::string_view, const OnMatch&) {}
+std::vector<int> MultiPatternScanner::match_line(std::string_view) const { return {}; }
+
+#endif
+
+MultiPatternScanner::~MultiPatternScanner() = default;
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,44 @@
+#pragma once
+/// Internal: helpers shared by the structured parsers (sections_*.cpp).
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "observations.h"
+#include "playbook.h"
+
+namespace nodeprobe::diag::sections {
+
+struct Line {
+  long no;  ///< 1-based
+  std::string_view text;
+};
+
+std::vector<Line> split_lines(std::string_view doc);
+std::string_view trim(std::string_view s);
+bool starts_with(std::string_view s, std::string_view p);
+bool contains(std::string_view s, std::string_view p);
+/// Leading unsigned integer, or -1.
+long long leading_number(std::string_view s);
+
+/// Adds a structured observation (no timestamp: it describes the present).
+void add(SourceResult& r, const std::string& id, const std::string& cause, Severity severity,
+         const Line& line, const Json& facts, const std::string& fold = "");
+
+// Parsers; each looks for its own markers and does nothing when absent.
+void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r);
+void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r);
+void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r);
+void lspci_links(const std::vector<Line>& lines, SourceResult& r);
+void sysctl_values(const std::vector<Line>& lines, SourceResult& r);
+void ulimit_values(const std::vector<Line>& lines, SourceResult& r);
+void proc_limits(const std::vector<Line>& lines, SourceResult& r);
+void mounts(const std::vector<Line>& lines, SourceResult& r);
+void softnet(const std::vector<Line>& lines, SourceResult& r);
+void fi_info(const std::vector<Line>& lines, SourceResult& r);
+void versions(const std::vector<Line>& lines, SourceResult& r);
+void node_facts(const std::vector<Line>& lines, SourceResult& r);
+void nodeprobe_report(std::string_view doc, SourceResult& r);
+
+}  // namespace nodeprobe::diag::sections

@@ -1,0 +1,239 @@
+// Structured GPU outputs: the nvidia-smi table, nvidia-smi -q, nvidia-smi -L
+// and lspci -vv link status.
+#include <algorithm>
+#include <map>
+
+#include "sections.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag::sections {
+namespace {
+
+std::vector<std::string_view> split_bars(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t pos = 0;
+  while (pos <= s.size()) {
+    const std::size_t e = s.find('|', pos);
+    out.push_back(trim(s.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos)));
+    if (e == std::string_view::npos) break;
+    pos = e + 1;
+  }
+  return out;
+}
+
+bool looks_like_bus_id(std::string_view s) {
+  // 00000000:00:1E.0 (nvidia-smi) or 0000:3b:00.0
+  const std::size_t c1 = s.find(':');
+  if (c1 == std::string_view::npos || c1 < 4) return false;
+  const std::size_t dot = s.find('.', c1);
+  return dot != std::string_view::npos && dot < c1 + 7 && s.find(':', c1 + 1) < dot;
+}
+
+std::string value_after(std::string_view line, std::string_view key) {
+  const std::size_t k = line.find(key);
+  if (k == std::string_view::npos) return {};
+  std::size_t p = k + key.size();
+  while (p < line.size() && (line[p] == ' ' || line[p] == ':')) ++p;
+  std::size_t e = p;
+  while (e < line.size() && line[e] != ' ' && line[e] != '|') ++e;
+  return std::string(line.substr(p, e - p));
+}
+
+}  // namespace
+
+void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
+  int in_table = 0;  // GPUs seen in the current table
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    if (contains(t, "NVIDIA-SMI ") && contains(t, "Driver Version")) {
+      in_table = 0;
+      r.host.smi_driver_version = value_after(t, "Driver Version");
+      const std::string cuda = value_after(t, "CUDA Version");
+      if (!cuda.empty() && cuda != "N/A") r.host.driver_cuda = cuda;
+      if (!r.host.gpus_visible) r.host.gpus_visible = 0;
+      continue;
+    }
+    if (!r.host.smi_driver_version || t.size() < 10 || t.front() != '|') continue;
+    const auto f = split_bars(t);
+    if (f.size() < 5) continue;
+    // First row of a GPU: "| 0  Tesla V100-SXM2-16GB  On | 00000000:00:1E.0 Off | 0 |"
+    const long long idx = leading_number(f[1]);
+    if (idx >= 0 && looks_like_bus_id(f[2])) {
+      ++in_table;
+      r.host.gpus_visible = std::max(*r.host.gpus_visible, in_table);
+      std::string_view name = trim(f[1].substr(f[1].find_first_not_of("0123456789")));
+      for (std::string_view suffix : {" On", " Off"})
+        if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+          name = trim(name.substr(0, name.size() - suffix.size()));
+      if (r.host.gpu_models.size() < 16) r.host.gpu_models.emplace_back(name);
+      const std::string ecc(f[3]);
+      const long long n = leading_number(ecc);
+      if (n > 0 && ecc.find_first_not_of("0123456789") == std::string::npos)
+        add(r, "gpu.ecc", "uncorrectable", Severity::kError, l,
+            {{"gpu", std::to_string(idx)}, {"uncorrectable_volatile", ecc}});
+      if (contains(t, "ERR!"))
+        add(r, "gpu.not_found", "device_error", Severity::kUnknown, l, {{"gpu", std::to_string(idx)}});
+    } else if (contains(t, "ERR!") && in_table > 0) {
+      add(r, "gpu.not_found", "device_error", Severity::kUnknown, l, {{"gpu", std::to_string(in_table - 1)}});
+    }
+  }
+}
+
+void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
+  struct GpuState {
+    std::string id;
+    std::vector<std::string> throttles;
+    const Line* throttle_line = nullptr;
+    std::map<std::string, std::string> link;  // "PCIe Generation/Max" -> value
+    const Line* link_line = nullptr;
+  };
+  std::vector<std::pair<std::size_t, std::string>> stack;  // indent, section
+  GpuState gpu;
+  auto flush = [&]() {
+    if (!gpu.throttles.empty() && gpu.throttle_line) {
+      std::string reasons;
+      for (const auto& t : gpu.throttles) reasons += (reasons.empty() ? "" : ", ") + t;
+      add(r, "gpu.compute_slow", "throttled", Severity::kUnknown, *gpu.throttle_line,
+          {{"gpu", gpu.id}, {"throttle_reasons", reasons}});
+    }
+    if (gpu.link_line) {
+      auto num = [&](const std::string& k) { return leading_number(gpu.link[k]); };
+      const long long wmax = num("Link Width/Max"), wcur = num("Link Width/Current");
+      const long long gmax = num("PCIe Generation/Max"), gcur = num("PCIe Generation/Current");
+      if (wmax > 0 && wcur > 0 && wcur < wmax)
+        add(r, "gpu.pcie_degraded", "width_downgraded", Severity::kUnknown, *gpu.link_line,
+            {{"pci", gpu.id}, {"current_width", "x" + std::to_string(wcur)}, {"max_width", "x" + std::to_string(wmax)}});
+      else if (gmax > 0 && gcur > 0 && gcur < gmax)
+        add(r, "gpu.pcie_degraded", "speed_downgraded", Severity::kUnknown, *gpu.link_line,
+            {{"pci", gpu.id}, {"current_speed", "Gen" + std::to_string(gcur)}, {"max_speed", "Gen" + std::to_string(gmax)}});
+    }
+    gpu = GpuState{};
+  };
+  bool seen = false;
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    if (contains(t, "NVSMI LOG")) {
+      seen = true;
+      continue;
+    }
+    if (!seen) continue;
+    const std::size_t indent = t.find_first_not_of(' ');
+    if (indent == std::string_view::npos) continue;
+    const std::string_view body = trim(t);
+    while (!stack.empty() && stack.back().first >= indent) stack.pop_back();
+    const std::size_t sep = body.find(" : ");
+    if (sep == std::string_view::npos && body.back() != ':') {  // a section header
+      if (indent == 0 && starts_with(body, "GPU ")) {
+        flush();
+        gpu.id = std::string(trim(body.substr(4)));
+      }
+      stack.emplace_back(indent, std::string(body));
+      continue;
+    }
+    const std::string key(trim(body.substr(0, sep == std::string_view::npos ? body.size() - 1 : sep)));
+    const std::string value(sep == std::string_view::npos ? "" : trim(body.substr(sep + 3)));
+    auto in = [&](std::string_view section) {
+      return std::any_of(stack.begin(), stack.end(), [&](const auto& s) { return contains(s.second, section); });
+    };
+    if (stack.empty()) {
+      if (key == "Driver Version") r.host.smi_driver_version = value;
+      else if (key == "CUDA Version" && value != "N/A") r.host.driver_cuda = value;
+      else if (key == "Attached GPUs" && leading_number(value) >= 0)
+        r.host.gpus_visible = static_cast<int>(leading_number(value));
+      continue;
+    }
+    if (key == "Product Name" && r.host.gpu_models.size() < 16) r.host.gpu_models.push_back(value);
+    if ((in("Clocks Throttle Reasons") || in("Clocks Event Reasons")) && value == "Active" &&
+        (key == "HW Slowdown" || key == "HW Thermal Slowdown" || key == "HW Power Brake Slowdown" ||
+         key == "SW Thermal Slowdown")) {
+      gpu.throttles.push_back(key);
+      if (!gpu.throttle_line) gpu.throttle_line = &l;
+    }
+    if (in("GPU Link Info") && (key == "Max" || key == "Current") && !stack.empty()) {
+      gpu.link[stack.back().second + "/" + key] = value;
+      if (!gpu.link_line) gpu.link_line = &l;
+    }
+    if (in("ECC Errors") && in("Volatile") &&
+        (contains(key, "Uncorrectable") || (in("Double Bit") && key == "Total"))) {
+      const long long n = leading_number(value);
+      if (n > 0) add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu.id}, {"ecc_field", key}});
+    }
+    if (((key == "Pending Page Blacklist" || key == "Pending Page Retirement") && value == "Yes") ||
+        (in("Remapped Rows") && key == "Pending" && value == "Yes"))
+      add(r, "gpu.ecc", "retirement_pending", Severity::kUnknown, l, {{"gpu", gpu.id}});
+    if (key == "Remapping Failure Occurred" && value == "Yes")
+      add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu.id}, {"ecc_field", key}});
+  }
+  flush();
+}
+
+void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r) {
+  int n = 0;
+  std::vector<std::string> models;
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    if (!starts_with(t, "GPU ") || !contains(t, "(UUID: GPU-")) continue;
+    const std::size_t colon = t.find(": ");
+    if (colon == std::string_view::npos) continue;
+    ++n;
+    const std::size_t paren = t.find(" (UUID");
+    if (models.size() < 16) models.emplace_back(trim(t.substr(colon + 2, paren - colon - 2)));
+  }
+  if (n > 0 && !r.host.gpus_visible) {
+    r.host.gpus_visible = n;
+    r.host.gpu_models = models;
+  }
+}
+
+void lspci_links(const std::vector<Line>& lines, SourceResult& r) {
+  bool nvidia = false;
+  std::string dev, cap_speed, cap_width;
+  int gpus = 0;
+  bool any_header = false;
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    if (!t.empty() && t.front() != ' ' && t.front() != '\t') {
+      // "3b:00.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 40GB] (rev a1)"
+      const std::size_t sp = t.find(' ');
+      nvidia = false;
+      if (sp != std::string_view::npos && sp >= 7 && t[sp - 2] == '.' && contains(t.substr(0, sp), ":")) {
+        any_header = true;
+        dev = std::string(t.substr(0, sp));
+        const std::string_view rest = t.substr(sp + 1);
+        if (contains(rest, "NVIDIA") && (starts_with(rest, "3D controller") || starts_with(rest, "VGA compatible"))) {
+          nvidia = true;
+          ++gpus;
+        }
+      }
+      cap_speed.clear();
+      cap_width.clear();
+      continue;
+    }
+    if (!nvidia) continue;
+    const std::string_view b = trim(t);
+    if (starts_with(b, "LnkCap:")) {
+      cap_speed = value_after(b, "Speed");
+      cap_width = value_after(b, "Width");
+      if (!cap_speed.empty() && cap_speed.back() == ',') cap_speed.pop_back();
+      if (!cap_width.empty() && cap_width.back() == ',') cap_width.pop_back();
+    } else if (starts_with(b, "LnkSta:")) {
+      const std::size_t w = b.find("Width ");
+      const bool width_down = w != std::string_view::npos && contains(b.substr(w), "(downgraded)");
+      const std::size_t sp = b.find("Speed ");
+      const bool speed_down = sp != std::string_view::npos && w != std::string_view::npos &&
+                              contains(b.substr(sp, w - sp), "(downgraded)");
+      if (width_down) {
+        std::string cur = value_after(b.substr(w), "Width");
+        add(r, "gpu.pcie_degraded", "width_downgraded", Severity::kUnknown, l,
+            {{"pci", dev}, {"current_width", cur}, {"max_width", cap_width.empty() ? "?" : cap_width}});
+      } else if (speed_down) {
+        std::string cur = value_after(b.substr(sp), "Speed");
+        add(r, "gpu.pcie_degraded", "speed_downgraded", Severity::kUnknown, l,
+            {{"pci", dev}, {"current_speed", cur}, {"max_speed", cap_speed.empty() ? "?" : cap_speed}});
+      }
+    }
+  }
+  if (any_header && gpus > 0 && !r.host.gpus_on_pci) r.host.gpus_on_pci = gpus;
+}
+
+}  // namespace nodeprobe::diag::sections

@@ -1,0 +1,143 @@
+// nodeprobe reports as input, the section dispatcher and kind detection.
+#include <algorithm>
+
+#include "nodeprobe/finding_ids.h"
+#include "nodeprobe/report_json.h"
+#include "probe_findings.h"
+#include "rule_engine.h"
+#include "sections.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag {
+
+void add_probe_findings(const std::vector<ProbeResult>& probes, const std::string& source, FindingSet& set) {
+  for (const auto& p : probes) {
+    for (const auto& c : p.checks) {
+      if (c.finding.empty() || (c.status != Status::kWarn && c.status != Status::kFail)) continue;
+      if (!find_finding_kind(c.finding)) continue;  // an id this build does not know
+      Accum a;
+      a.key = {c.finding, "", ""};
+      a.severity = c.status == Status::kFail ? Severity::kError : Severity::kWarn;
+      a.count = 1;
+      a.probe = p.name;
+      std::string text = p.name + " " + c.id + ": observed " + c.observed + ", expected " + c.expected;
+      if (!c.detail.empty()) text += " (" + c.detail + ")";
+      a.first.push_back({source, 0, clean_text(text)});
+      a.facts = {{"probe", p.name}, {"check", c.id}, {"observed", clean_text(c.observed, 120)},
+                 {"expected", clean_text(c.expected, 120)}};
+      if (!c.fix.empty()) a.remedy.push_back(c.fix);
+      set.merge(a);
+    }
+    const bool crashed = p.status == Status::kError && p.reason.rfind("crashed", 0) == 0;
+    if (p.status != Status::kTimeout && !crashed) continue;
+    Accum a;
+    a.key = {crashed ? "probe.crash" : "probe.timeout", "", p.name};
+    a.severity = Severity::kError;
+    a.count = 1;
+    a.probe = p.name;
+    a.first.push_back({source, 0, clean_text(p.name + ": " + p.reason)});
+    a.facts = {{"probe", p.name}, {"reason", clean_text(p.reason, 200)}};
+    set.merge(a);
+  }
+}
+
+namespace sections {
+
+void nodeprobe_report(std::string_view doc, SourceResult& r) {
+  const std::size_t b = doc.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos || doc[b] != '{' || doc.find("nodeprobe.report/") == std::string_view::npos)
+    return;
+  Report rep;
+  try {
+    rep = parse_report(std::string(doc), r.name);
+  } catch (const std::exception& e) {
+    r.error = clean_text(e.what(), 300);
+    return;
+  }
+  add_probe_findings(rep.probes, r.name, r.findings);
+  for (const auto& f : rep.findings) {  // findings the writer derived that no check carries
+    if (!find_finding_kind(f.id) || r.findings.has(f.id)) continue;
+    if (f.id.rfind("probe.", 0) == 0) continue;
+    Accum a;
+    a.key = {f.id, "", ""};
+    a.severity = f.severity;
+    a.count = std::max(1L, f.count);
+    a.probe = f.probe;
+    for (const auto& e : f.evidence)
+      if (a.first.size() < FindingSet::kKeepFirst) a.first.push_back({r.name, e.line, clean_text(e.text)});
+    a.facts = f.facts.is_object() ? f.facts : Json::object();
+    a.remedy = f.remedy;
+    r.findings.merge(a);
+  }
+  const HostInfo& h = rep.host;
+  if (!h.instance_type.empty()) r.host.instance_type = h.instance_type;
+  if (!h.cuda_runtime.empty()) r.host.cuda_runtime = h.cuda_runtime;
+  if (!h.kernel.empty()) r.host.kernel_release = h.kernel;
+  if (!h.driver.empty() && !r.host.driver_version) r.host.driver_version = h.driver;
+}
+
+}  // namespace sections
+
+void parse_sections(std::string_view doc, const std::string& source, const Playbook& pb, SourceResult& r) {
+  (void)source;
+  (void)pb;
+  using namespace sections;
+  auto has = [&](std::string_view m) { return doc.find(m) != std::string_view::npos; };
+  if (has("nodeprobe.report/")) {
+    nodeprobe_report(doc, r);
+    return;  // a report is JSON: nothing else to parse
+  }
+  const bool smi = has("NVIDIA-SMI "), smiq = has("NVSMI LOG"), smil = has("(UUID: GPU-");
+  const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
+  const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
+  const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
+  const bool soft = doc.size() < (1u << 20) && !doc.empty();
+  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || mnt || fi || ver || facts || soft)) return;
+  const std::vector<Line> lines = split_lines(doc);
+  if (smi) nvidia_smi_table(lines, r);
+  if (smiq) nvidia_smi_query(lines, r);
+  if (smil) nvidia_smi_list(lines, r);
+  if (lspci) lspci_links(lines, r);
+  if (sysctl) sysctl_values(lines, r);
+  if (ulimit) ulimit_values(lines, r);
+  if (limits) proc_limits(lines, r);
+  if (mnt) mounts(lines, r);
+  if (soft) softnet(lines, r);
+  if (fi) fi_info(lines, r);
+  if (ver) versions(lines, r);
+  if (facts) node_facts(lines, r);
+}
+
+std::string detect_kind(std::string_view head) {
+  if (head.empty()) return "empty";
+  std::size_t binary = 0;
+  const std::size_t n = std::min<std::size_t>(head.size(), 4096);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(head[i]);
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t')) ++binary;
+  }
+  if (binary * 20 > n) return "binary";
+  auto has = [&](std::string_view m) { return head.find(m) != std::string_view::npos; };
+  const std::size_t b = head.find_first_not_of(" \t\r\n");
+  if (b != std::string_view::npos && head[b] == '{' && has("nodeprobe.report/")) return "report";
+  if (has("# nodeprobe facts")) return "facts";
+  if (has("NVSMI LOG")) return "nvidia-smi-q";
+  if (has("NVIDIA-SMI ") && has("Driver Version")) return "nvidia-smi";
+  if (has("(UUID: GPU-")) return "nvidia-smi-L";
+  if (has("NVRM version:")) return "nvidia-proc-version";
+  if (has("vermagic:")) return "modinfo";
+  if (has("provider: ") || has("fi_getinfo: -61")) return "fi_info";
+  if (has("----\ntime->") || has("type=AVC msg=audit(") || has("type=SYSCALL msg=audit(")) return "audit";
+  if (has(" NCCL INFO ") || has(" NCCL WARN ") || has("] NCCL INFO")) return "nccl";
+  if (has("Soft Limit") && has("Max open files")) return "proc-limits";
+  if (has("(kbytes, -l)")) return "ulimit";
+  if (has("LnkSta:")) return "lspci";
+  if (has("analyzing CPU")) return "cpupower";
+  if (has(" kernel: ")) return "syslog";
+  if (head.size() > 2 && head[0] == '[' && has("] ") && head.find('.') < 16) return "kernel-log";
+  if (has("net.core.") || has("vm.max_map_count = ") || has("kernel.shmmax = ")) return "sysctl";
+  if (has("Traceback (most recent call last)") || has("torch.")) return "application";
+  return "text";
+}
+
+}  // namespace nodeprobe::diag

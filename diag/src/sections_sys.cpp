@@ -1,0 +1,302 @@
+// Structured OS outputs: sysctl, ulimit -a, /proc/<pid>/limits, mounts,
+// softnet_stat, fi_info, driver/module versions, nodeprobe's own fact files.
+#include <algorithm>
+#include <cstring>
+
+#include "nodeprobe/host_facts.h"
+#include "sections.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag::sections {
+namespace {
+
+// Recommended values (FIELD-NOTES.md; the same as nodeprobe-limits).
+constexpr unsigned long long kShmmax = 137438953472ULL, kShmall = 33554432ULL;
+constexpr unsigned long long kMaxMapCount = 262144, kSomaxconn = 65535, kBacklog = 65535;
+constexpr unsigned long long kNofile = 65535, kNproc = 65535;
+
+struct SysctlRule {
+  const char* name;
+  unsigned long long recommended;
+  const char* finding;
+};
+constexpr SysctlRule kSysctls[] = {
+    {"kernel.shmmax", kShmmax, "limits.shm"},
+    {"kernel.shmall", kShmall, "limits.shm"},
+    {"vm.max_map_count", kMaxMapCount, "limits.max_map_count"},
+    {"net.core.somaxconn", kSomaxconn, "limits.somaxconn"},
+    {"net.core.netdev_max_backlog", kBacklog, "limits.netdev_backlog"},
+};
+
+bool is_hex8(std::string_view w) {
+  return w.size() == 8 && std::all_of(w.begin(), w.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t p = 0;
+  while (p < s.size()) {
+    while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
+    std::size_t e = p;
+    while (e < s.size() && s[e] != ' ' && s[e] != '\t') ++e;
+    if (e > p) out.push_back(s.substr(p, e - p));
+    p = e;
+  }
+  return out;
+}
+
+// Soft-limit judgement shared by ulimit -a and /proc/<pid>/limits.
+void judge_limit(SourceResult& r, const Line& l, const std::string& what, std::string_view value,
+                 unsigned long long scale) {
+  const bool unlimited = value == "unlimited" || value == "infinity";
+  const long long n = unlimited ? -1 : leading_number(value);
+  if (!unlimited && n < 0) return;
+  const unsigned long long v = static_cast<unsigned long long>(n) * scale;
+  if (what == "memlock" && !unlimited)
+    add(r, "limits.memlock", "", Severity::kUnknown, l,
+        {{"observed", std::to_string(v) + " bytes"}, {"expected", "unlimited"}});
+  else if (what == "nofile" && !unlimited && v < kNofile)
+    add(r, "limits.nofile", "", Severity::kUnknown, l,
+        {{"observed", std::to_string(v)}, {"expected", ">= " + std::to_string(kNofile)}});
+  else if (what == "nproc" && !unlimited && v < kNproc)
+    add(r, "limits.nproc", "", Severity::kUnknown, l,
+        {{"observed", std::to_string(v)}, {"expected", ">= " + std::to_string(kNproc) + " or unlimited"}});
+}
+
+}  // namespace
+
+std::vector<Line> split_lines(std::string_view doc) {
+  std::vector<Line> out;
+  long no = 1;
+  std::size_t p = 0;
+  while (p < doc.size()) {
+    const void* nl = std::memchr(doc.data() + p, '\n', doc.size() - p);
+    std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - doc.data()) : doc.size();
+    std::string_view line = doc.substr(p, e - p);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back({no++, line});
+    p = e + 1;
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+
+long long leading_number(std::string_view s) {
+  s = trim(s);
+  long long v = 0;
+  std::size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 18) v = v * 10 + (s[i++] - '0');
+  return i == 0 ? -1 : v;
+}
+
+void add(SourceResult& r, const std::string& id, const std::string& cause, Severity severity,
+         const Line& line, const Json& facts, const std::string& fold) {
+  r.findings.add({id, cause, fold}, severity, {r.name, line.no, clean_text(redact_secrets(line.text))},
+                 std::nullopt, facts);
+}
+
+void sysctl_values(const std::vector<Line>& lines, SourceResult& r) {
+  for (const auto& l : lines) {
+    const std::size_t eq = l.text.find(" = ");
+    if (eq == std::string_view::npos) continue;
+    const std::string_view name = trim(l.text.substr(0, eq));
+    const std::string_view value = trim(l.text.substr(eq + 3));
+    for (const auto& s : kSysctls) {
+      if (name != s.name) continue;
+      const long long v = leading_number(value);
+      if (v < 0 || static_cast<unsigned long long>(v) >= s.recommended) continue;
+      add(r, s.finding, "sysctl", Severity::kUnknown, l,
+          {{"sysctl", s.name}, {"observed", std::string(value)}, {"expected", ">= " + std::to_string(s.recommended)}});
+    }
+  }
+}
+
+void ulimit_values(const std::vector<Line>& lines, SourceResult& r) {
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    const std::size_t close = t.rfind(')');
+    if (close == std::string_view::npos || !contains(t, "(")) continue;
+    const std::string_view value = trim(t.substr(close + 1));
+    if (starts_with(t, "max locked memory") && contains(t, "-l)"))
+      judge_limit(r, l, "memlock", value, contains(t, "kbytes") ? 1024 : 1);
+    else if (starts_with(t, "open files") && contains(t, "-n)"))
+      judge_limit(r, l, "nofile", value, 1);
+    else if (starts_with(t, "max user processes") && contains(t, "-u)"))
+      judge_limit(r, l, "nproc", value, 1);
+  }
+}
+
+void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
+  bool header = false;
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    if (starts_with(t, "Limit") && contains(t, "Soft Limit")) {
+      header = true;
+      continue;
+    }
+    if (!header) continue;
+    // "Max locked memory         65536                65536                bytes"
+    auto value_of = [&](std::string_view name) { return words(t.substr(name.size())); };
+    if (starts_with(t, "Max locked memory")) {
+      const auto w = value_of("Max locked memory");
+      if (!w.empty()) judge_limit(r, l, "memlock", w[0], 1);
+    } else if (starts_with(t, "Max open files")) {
+      const auto w = value_of("Max open files");
+      if (!w.empty()) judge_limit(r, l, "nofile", w[0], 1);
+    } else if (starts_with(t, "Max processes")) {
+      const auto w = value_of("Max processes");
+      if (!w.empty()) judge_limit(r, l, "nproc", w[0], 1);
+    }
+  }
+}
+
+void mounts(const std::vector<Line>& lines, SourceResult& r) {
+  static const char* kSystem[] = {"/", "/boot", "/boot/efi", "/home", "/var", "/tmp", "/usr", "/opt",
+                                  "/var/log", "/var/tmp", "/var/lib/docker", "/var/lib/containerd", "/srv"};
+  for (const auto& l : lines) {
+    if (!starts_with(trim(l.text), "/dev/")) continue;  // cheap screen before splitting
+    const auto w = words(l.text);
+    std::string_view dev, mnt, fstype, opts;
+    if (w.size() == 6 && w[4] == "0" && (w[5] == "0" || w[5] == "1" || w[5] == "2")) {  // /proc/mounts
+      dev = w[0], mnt = w[1], fstype = w[2], opts = w[3];
+    } else if (w.size() >= 6 && w[1] == "on" && w[3] == "type") {  // mount(8)
+      dev = w[0], mnt = w[2], fstype = w[4], opts = w[5];
+      if (opts.size() >= 2 && opts.front() == '(' && opts.back() == ')') opts = opts.substr(1, opts.size() - 2);
+    } else {
+      continue;
+    }
+    if (!starts_with(dev, "/dev/") || starts_with(dev, "/dev/loop")) continue;
+    if (fstype != "xfs" && fstype != "ext4" && fstype != "ext3" && fstype != "btrfs") continue;
+    if (std::any_of(std::begin(kSystem), std::end(kSystem), [&](const char* s) { return mnt == s; })) continue;
+    if (starts_with(mnt, "/snap") || starts_with(mnt, "/run") || starts_with(mnt, "/var/lib/kubelet") ||
+        starts_with(mnt, "/boot"))
+      continue;
+    if (contains(opts, "noatime")) continue;
+    add(r, "storage.mount_options", "", Severity::kUnknown, l,
+        {{"mountpoint", std::string(mnt)}, {"device", std::string(dev)}, {"fstype", std::string(fstype)},
+         {"options", std::string(opts)}});
+  }
+}
+
+void softnet(const std::vector<Line>& lines, SourceResult& r) {
+  unsigned long long dropped = 0;
+  const Line* first = nullptr;
+  int rows = 0;
+  for (const auto& l : lines) {
+    const std::string_view head = trim(l.text);
+    if (head.size() < 9 * 9 - 1 || !is_hex8(head.substr(0, 8))) continue;  // cheap screen before splitting
+    const auto w = words(l.text);
+    if (w.size() < 9 || !std::all_of(w.begin(), w.end(), is_hex8)) continue;
+    ++rows;
+    const unsigned long long d = std::stoull(std::string(w[1]), nullptr, 16);
+    if (d > 0 && !first) first = &l;
+    dropped += d;
+  }
+  if (rows > 0 && dropped > 0 && first)
+    add(r, "limits.netdev_backlog", "softnet_drops", Severity::kUnknown, *first,
+        {{"dropped", std::to_string(dropped)}});
+}
+
+void fi_info(const std::vector<Line>& lines, SourceResult& r) {
+  int efa_domains = 0;
+  bool saw_output = false, nodata = false;
+  std::string provider;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string_view t = trim(lines[i].text);
+    if (starts_with(t, "provider: ")) {
+      saw_output = true;
+      provider = std::string(trim(t.substr(10)));
+      r.host.fi_providers.insert(provider.substr(0, provider.find(';')));
+    } else if (starts_with(t, "domain: ") && starts_with(provider, "efa")) {
+      ++efa_domains;
+    } else if (contains(t, "fi_getinfo: -61")) {
+      nodata = true;
+    } else if (!t.empty() && t.back() == ':' && t.find(' ') == std::string_view::npos && i + 1 < lines.size() &&
+               starts_with(trim(lines[i + 1].text), "version: ")) {  // fi_info -l
+      saw_output = true;
+      std::string p(t.substr(0, t.size() - 1));
+      r.host.fi_providers.insert(p.substr(0, p.find(';')));
+    }
+  }
+  if (efa_domains > 0) r.host.efa_devices = efa_domains;
+  else if (nodata && !saw_output && !r.host.efa_devices) r.host.efa_devices = 0;
+}
+
+void versions(const std::vector<Line>& lines, SourceResult& r) {
+  for (const auto& l : lines) {
+    const std::string_view t = l.text;
+    if (starts_with(t, "NVRM version:")) {
+      const std::string v = parse_nvidia_driver_version(std::string(t));
+      if (!v.empty()) {
+        r.host.driver_version = v;
+        r.host.driver_loaded = true;
+      }
+    } else if (starts_with(t, "vermagic:")) {
+      const auto w = words(t.substr(9));
+      if (!w.empty()) {
+        r.host.module_vermagic_kernel = std::string(w[0]);
+        r.host.module_on_disk = true;
+      }
+    } else if (starts_with(t, "version:") && !r.host.module_version) {
+      const auto w = words(t.substr(8));
+      if (!w.empty()) r.host.module_version = std::string(w[0]);
+    } else if (starts_with(t, "modinfo: ERROR: Module nvidia not found")) {
+      r.host.module_on_disk = false;
+    }
+  }
+}
+
+// nodeprobe's own fact files ("key: value" after a marker line).
+void node_facts(const std::vector<Line>& lines, SourceResult& r) {
+  if (lines.empty() || !starts_with(lines.front().text, "# nodeprobe facts")) return;
+  int gpus_on_pci = 0, efa = 0;
+  bool pci = false, ib = false;
+  std::vector<std::pair<std::string, const Line*>> governors;
+  for (const auto& l : lines) {
+    const std::size_t c = l.text.find(": ");
+    if (c == std::string_view::npos || starts_with(l.text, "#")) continue;
+    const std::string key(trim(l.text.substr(0, c)));
+    const std::string value(trim(l.text.substr(c + 2)));
+    if (key == "kernel_release") r.host.kernel_release = value;
+    else if (key == "instance_type" && !value.empty()) r.host.instance_type = value;
+    else if (key == "nvml_library") r.host.nvml_lib_version = value;
+    else if (key == "cuda_toolkit" && !r.host.cuda_runtime) r.host.cuda_runtime = value;
+    else if (key == "pci_scan") pci = true;
+    else if (key == "pci") {  // "0000:00:1e.0 10de 1eb8 030200"
+      const auto w = words(value);
+      if (w.size() >= 4 && w[1] == "10de" && starts_with(w[3], "03")) ++gpus_on_pci;
+    } else if (key == "infiniband_scan") ib = true;
+    else if (key == "infiniband" && (starts_with(value, "efa") || starts_with(value, "rdmap"))) ++efa;
+    else if (key == "nvidia_proc_version" && value == "absent") r.host.driver_loaded = false;
+    else if (key == "scaling_governor") governors.emplace_back(value, &l);
+  }
+  if (pci) r.host.gpus_on_pci = gpus_on_pci;
+  if (ib && !r.host.efa_devices) r.host.efa_devices = efa;
+  int slow = 0;
+  const Line* first = nullptr;
+  std::string governor;
+  for (const auto& [g, l] : governors) {
+    const std::string gov = g.substr(g.rfind(' ') == std::string::npos ? 0 : g.rfind(' ') + 1);
+    if (gov == "performance") continue;
+    if (!first) {
+      first = l;
+      governor = gov;
+    }
+    ++slow;
+  }
+  if (first)
+    add(r, "cpu.governor", "", Severity::kUnknown, *first,
+        {{"governor", governor}, {"cpus_not_performance", std::to_string(slow)}});
+}
+
+}  // namespace nodeprobe::diag::sections

@@ -1,0 +1,261 @@
+// Bundles: the tar.gz format, hostile and broken archives, the collector on a
+// fixture system, secrets, and "diag --bundle gives the live findings".
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "collector.h"
+#include "diagnose.h"
+#include "nodeprobe/report_json.h"
+#include "tar_gz.h"
+#include "test_support.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::TempDir;
+using testing::write_file;
+
+void put(const std::string& root, const std::string& rel, const std::string& content) {
+  fs::create_directories(fs::path(root + "/" + rel).parent_path());
+  write_file(root + "/" + rel, content);
+}
+
+TEST(TarGz, RoundTrip) {
+  TempDir d;
+  put(d.path(), "src/big.bin", std::string(300000, 'q'));
+  const std::string deep = "top/" + std::string(60, 'a') + "/" + std::string(60, 'b') + "/file.txt";  // > 100 bytes: ustar prefix
+  {
+    TarGzWriter w(d.file("b.tar.gz"));
+    w.add_directory("top");
+    w.add_bytes("top/small.txt", "hello\n");
+    w.add_bytes(deep, "deep\n");
+    w.add_file("top/big.bin", d.file("src/big.bin"));
+    w.add_bytes("top/empty", "");
+    w.finish();
+  }
+  fs::create_directory(d.file("out"));
+  EXPECT_EQ(extract_archive(d.file("b.tar.gz"), d.file("out")), "");
+  EXPECT_EQ(read_file(d.file("out/top/small.txt")), "hello\n");
+  EXPECT_EQ(read_file(d.file("out/" + deep)), "deep\n");
+  EXPECT_EQ(read_file(d.file("out/top/big.bin")), std::string(300000, 'q'));
+  EXPECT_EQ(read_file(d.file("out/top/empty")), "");
+}
+
+TEST(TarGz, HostileAndBrokenArchives) {
+  TempDir d;
+  {
+    TarGzWriter w(d.file("evil.tar.gz"));
+    w.add_bytes("../../escape.txt", "x");
+    w.finish();
+  }
+  fs::create_directory(d.file("out"));
+  EXPECT_NE(extract_archive(d.file("evil.tar.gz"), d.file("out")).find("unsafe name"), std::string::npos);
+  EXPECT_FALSE(fs::exists(d.path() + "/../escape.txt"));
+  EXPECT_EQ(safe_relative_path("/etc/passwd"), "");
+  EXPECT_EQ(safe_relative_path("a/../b"), "");
+  EXPECT_EQ(safe_relative_path("./a/b.txt"), "a/b.txt");
+
+  {
+    TarGzWriter w(d.file("ok.tar.gz"));
+    w.add_bytes("x/log.txt", std::string(200000, 'z'));
+    w.finish();
+  }
+  const std::string full = read_file(d.file("ok.tar.gz"));
+  write_file(d.file("cut.tar.gz"), full.substr(0, full.size() / 2));
+  fs::create_directory(d.file("out2"));
+  const std::string err = extract_archive(d.file("cut.tar.gz"), d.file("out2"));
+  EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+
+  write_file(d.file("notatar"), std::string(2048, 'A'));
+  EXPECT_NE(extract_archive(d.file("notatar"), d.file("out2")).find("not a tar archive"), std::string::npos);
+  EXPECT_NE(extract_archive(d.file("missing.tar.gz"), d.file("out2")).find("No such file"), std::string::npos);
+}
+
+// Commands by name -> what they print and their exit code.
+class FakeRunner : public CommandRunner {
+ public:
+  struct Out {
+    std::string text;
+    int code = 0;
+    bool exists = true;
+  };
+  std::map<std::string, Out> commands;
+  std::vector<std::string> ran;
+  SpawnResult run(const std::vector<std::string>& argv, double, const std::string& out_path) override {
+    std::string line;
+    for (const auto& a : argv) line += a + " ";
+    ran.push_back(line);
+    SpawnResult r;
+    auto it = commands.find(argv[0]);
+    if (it == commands.end() || !it->second.exists) {
+      r.start_error = "No such file or directory";
+      return r;
+    }
+    write_file(out_path, it->second.text);
+    r.started = true;
+    r.exit_code = it->second.code;
+    return r;
+  }
+};
+
+struct FixtureNode {
+  TempDir root;
+  FakeRunner runner;
+  FsRoot fs{root.path()};
+  std::vector<std::string> env = {"NCCL_DEBUG=INFO", "AWS_SECRET_ACCESS_KEY=topsecret1", "NCCL_API_TOKEN=topsecret2",
+                                  "HOME=/root"};
+  std::vector<char*> envp;
+  FixtureNode() {
+    const std::string r = root.path();
+    put(r, "proc/sys/kernel/osrelease", "4.18.0-513.el8.x86_64\n");
+    put(r, "proc/sys/kernel/hostname", "gpu-node-1\n");
+    put(r, "proc/stat", "cpu 1 2 3\nbtime 1764400000\n");
+    put(r, "proc/sys/vm/max_map_count", "65530\n");
+    put(r, "proc/sys/net/core/somaxconn", "4096\n");
+    put(r, "proc/self/limits", "Limit                     Soft Limit           Hard Limit           Units\n"
+                               "Max open files            1024                 4096                 files\n");
+    put(r, "proc/mounts", "/dev/nvme0n1p1 / xfs rw,relatime 0 0\n");
+    put(r, "sys/bus/pci/devices/0000:00:1e.0/vendor", "0x10de\n");
+    put(r, "sys/bus/pci/devices/0000:00:1e.0/device", "0x1eb8\n");
+    put(r, "sys/bus/pci/devices/0000:00:1e.0/class", "0x030200\n");
+    put(r, "var/log/messages",
+        "Nov 29 15:00:01 gpu-node-1 kernel: NVRM: Xid (PCI:0000:00:1e): 79, pid=4242, GPU has fallen off the bus.\n"
+        "Nov 29 15:00:02 gpu-node-1 app[77]: login password=hunter2 accepted\n");
+    put(r, "var/log/audit/audit.log",
+        "type=EXECVE msg=audit(1764428400.1:5): argc=3 a0=\"curl\" a1=\"-H\" a2=\"Authorization: Bearer sk-live-999\"\n"
+        "type=AVC msg=audit(1764428400.2:6): avc:  denied  { read } for  pid=9 comm=\"python\" path=\"/dev/nvidia0\" "
+        "scontext=system_u:system_r:container_t:s0 tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file permissive=0\n");
+    runner.commands["nvidia-smi"] = {"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                                     "Make sure that the latest NVIDIA driver is installed and running.\n", 9};
+    runner.commands["modinfo"] = {"modinfo: ERROR: Module nvidia not found.\n", 1};
+    runner.commands["fi_info"] = {"fi_getinfo: -61 (No data available)\n", 1};
+    runner.commands["journalctl"] = {"2025-11-29T15:00:01.000000+0000 gpu-node-1 kernel: NVRM: Xid (PCI:0000:00:1e): 79, pid=4242, GPU has fallen off the bus.\n", 0};
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+  DiagInputs inputs() {
+    DiagInputs in;
+    in.fs = &fs;
+    in.runner = &runner;
+    in.envp = envp.data();
+    in.now = 1764432000;
+    in.tmp_dir = root.path();
+    return in;
+  }
+};
+
+std::string findings_json(const Report& r) {
+  Json j = r.findings;
+  return j.dump(1);
+}
+
+TEST(Collector, LiveDiagnosisOnAFixtureNode) {
+  FixtureNode node;
+  DiagInputs in = node.inputs();
+  in.live = true;
+  Report rep;
+  const DiagOutcome out = diagnose(rep, in);
+  EXPECT_TRUE(out.input_errors.empty());
+  std::map<std::string, const Finding*> by;
+  for (const auto& f : rep.findings) by[f.id] = &f;
+  ASSERT_TRUE(by.count("gpu.xid"));
+  EXPECT_EQ(by["gpu.xid"]->severity, Severity::kError);
+  EXPECT_EQ(by["gpu.xid"]->count, 1) << "the syslog copy of a kernel-log line must not count twice";
+  ASSERT_TRUE(by.count("gpu.not_found"));
+  EXPECT_EQ(by["gpu.not_found"]->severity, Severity::kError);  // a GPU on the bus, no driver
+  ASSERT_TRUE(by.count("gpu.driver_kernel_mismatch"));         // and no module for the kernel
+  ASSERT_TRUE(by.count("selinux.avc"));
+  ASSERT_TRUE(by.count("limits.nofile"));
+  ASSERT_TRUE(by.count("limits.max_map_count"));
+  // The diag entry lists what was read and what was skipped, with reasons.
+  const ProbeResult& d = rep.probes.back();
+  EXPECT_EQ(d.name, "diag");
+  bool lspci_skipped = false;
+  for (const auto& s : d.data.at("sources"))
+    if (s.value("name", "") == "cmd/lspci-nvidia.txt") lspci_skipped = s.value("status", "") == "skipped";
+  EXPECT_TRUE(lspci_skipped);
+  // Every spawned command had an argv (no shell).
+  for (const auto& c : node.runner.ran) EXPECT_EQ(c.find("sh -c"), std::string::npos) << c;
+}
+
+TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
+  FixtureNode node;
+  DiagInputs in = node.inputs();
+  in.live = true;
+  Report live;
+  diagnose(live, in);
+
+  TempDir work;
+  CollectOptions co;
+  co.fs = &node.fs;
+  co.runner = &node.runner;
+  co.envp = node.envp.data();
+  co.now = 1764432000;
+  const Manifest m = collect_artifacts(co, work.file("c"));
+  {
+    TarGzWriter w(work.file("bundle.tar.gz"));
+    w.add_file("nodeprobe-bundle/manifest.json", work.file("c/manifest.json"));
+    for (const auto& a : m.files)
+      if (a.status == "ok" || a.status == "truncated") w.add_file("nodeprobe-bundle/" + a.path, work.file("c/" + a.path));
+    w.finish();
+  }
+  // No secret anywhere in what was collected.
+  for (const auto& e : fs::recursive_directory_iterator(work.file("c"))) {
+    if (!e.is_regular_file()) continue;
+    const std::string content = read_file(e.path().string());
+    for (const char* secret : {"hunter2", "topsecret1", "topsecret2", "sk-live-999"})
+      EXPECT_EQ(content.find(secret), std::string::npos) << secret << " in " << e.path();
+  }
+  const std::string env = read_file(work.file("c/facts/env.txt"));
+  EXPECT_NE(env.find("NCCL_DEBUG=INFO"), std::string::npos);
+  EXPECT_EQ(env.find("HOME"), std::string::npos);
+
+  for (const std::string& bundle : {work.file("bundle.tar.gz"), work.file("c")}) {
+    DiagInputs bin;
+    bin.bundle = bundle;
+    bin.tmp_dir = work.path();
+    Report from_bundle;
+    const DiagOutcome out = diagnose(from_bundle, bin);
+    EXPECT_TRUE(out.input_errors.empty()) << out.input_errors.front();
+    EXPECT_EQ(findings_json(from_bundle), findings_json(live)) << bundle;
+  }
+}
+
+TEST(Collector, TruncatedBundleIsAnInputErrorWithAPartialDiagnosis) {
+  FixtureNode node;
+  TempDir work;
+  CollectOptions co;
+  co.fs = &node.fs;
+  co.runner = &node.runner;
+  co.envp = node.envp.data();
+  co.now = 1764432000;
+  const Manifest m = collect_artifacts(co, work.file("c"));
+  {
+    TarGzWriter w(work.file("b.tar.gz"));
+    w.add_file("manifest.json", work.file("c/manifest.json"));
+    for (const auto& a : m.files)
+      if (a.status == "ok" || a.status == "truncated") w.add_file(a.path, work.file("c/" + a.path));
+    w.finish();
+  }
+  const std::string full = read_file(work.file("b.tar.gz"));
+  write_file(work.file("cut.tar.gz"), full.substr(0, full.size() * 2 / 3));
+  DiagInputs in;
+  in.bundle = work.file("cut.tar.gz");
+  in.tmp_dir = work.path();
+  Report rep;
+  const DiagOutcome out = diagnose(rep, in);
+  ASSERT_FALSE(out.input_errors.empty());
+  EXPECT_EQ(rep.probes.back().status, Status::kError);
+  EXPECT_FALSE(rep.probes.back().reason.empty());
+  (void)dump_report(rep);  // still a valid report
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag

@@ -1,0 +1,134 @@
+// The real `nodeprobe diag` and `nodeprobe collect` on this machine: exit
+// codes, one-line errors, valid (partial) reports, stdin, gzip, bundles.
+#include <gtest/gtest.h>
+
+#include <zlib.h>
+
+#include <filesystem>
+#include <set>
+
+#include "nodeprobe/report.h"
+#include "test_support.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+using testing::read_file;
+using testing::run;
+using testing::TempDir;
+using testing::write_file;
+
+// testing::bin() is compiled without NODEPROBE_BIN_DIR (it lives in the
+// support library); this test executable has the definition itself.
+std::string bin(const std::string& name) { return std::string(NODEPROBE_BIN_DIR) + "/" + name; }
+
+std::string sample(const std::string& rel) { return std::string(NODEPROBE_DIAG_CORPUS) + "/" + rel; }
+
+Json report_at(const std::string& path) {
+  const Json j = Json::parse(read_file(path));
+  bool have = false;
+  const std::string errors = testing::schema_errors(nlohmann::json::parse(j.dump()), &have);
+  EXPECT_TRUE(errors.empty()) << errors;
+  return j;
+}
+
+std::set<std::string> ids(const Json& rep) {
+  std::set<std::string> s;
+  for (const auto& f : rep.at("findings")) s.insert(f.at("id").get<std::string>() + "/" + f.at("severity").get<std::string>());
+  return s;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(DiagCli, ErrorFindingExitsOneWithAValidReport) {
+  TempDir d;
+  const auto r = run({bin("nodeprobe"), "diag", "--log", sample("failures/xid79_ogkm1151.log"), "--json", d.file("r.json")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const Json rep = report_at(d.file("r.json"));
+  EXPECT_TRUE(ids(rep).count("gpu.xid/error"));
+  EXPECT_EQ(rep.at("verdict"), "fail");
+  EXPECT_NE(r.out.find("fix 1:"), std::string::npos) << r.out;
+}
+
+TEST(DiagCli, HealthyLogExitsZero) {
+  const auto r = run({bin("nodeprobe"), "diag", "--log", sample("healthy/nccl_socket_init_nccl226.log")});
+  EXPECT_EQ(r.exit_code, 0) << r.describe() << r.start_error << r.out << r.err;
+}
+
+TEST(DiagCli, MissingFileIsBadInputWithOneLineAndAPartialReport) {
+  TempDir d;
+  const auto r = run({bin("nodeprobe"), "diag", "--log", "/nonexistent/nccl.log", "--log",
+                      sample("failures/nofile_ancdata_m6anet75.log"), "--json", d.file("r.json"), "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("cannot open /nonexistent/nccl.log"), std::string::npos) << r.err;
+  const Json rep = report_at(d.file("r.json"));
+  EXPECT_TRUE(ids(rep).count("limits.nofile/warn"));  // the readable log still counted
+}
+
+TEST(DiagCli, StdinAndGzip) {
+  TempDir d;
+  SpawnOptions o;
+  o.argv = {bin("nodeprobe"), "diag", "--log", "-", "--json", "-", "-q"};
+  o.stdin_path = sample("failures/host_oom_kill_tranx41.log");
+  o.capture_stdout = o.capture_stderr = true;
+  o.timeout_s = 60;
+  const SpawnResult r = run_process(o);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(ids(Json::parse(r.out)).count("host.oom/error"));
+
+  const std::string text = read_file(sample("failures/max_map_count_elk334.log"));
+  gzFile gz = gzopen(d.file("x.log.gz").c_str(), "wb");
+  gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(gz);
+  const auto g = run({bin("nodeprobe"), "diag", "--log", d.file("x.log.gz"), "--json", d.file("g.json"), "-q"});
+  EXPECT_EQ(g.exit_code, 0);
+  EXPECT_TRUE(ids(report_at(d.file("g.json"))).count("limits.max_map_count/warn"));
+}
+
+TEST(DiagCli, GarbageLongLinesAndBadFlags) {
+  TempDir d;
+  std::string junk;
+  for (unsigned i = 0; i < 3000000; ++i) junk += static_cast<char>((i * 2654435761u) >> 24);
+  write_file(d.file("junk.bin"), junk);
+  write_file(d.file("long.log"), std::string(3u << 20, 'a') + " Too many open files\nshort line\n");
+  auto r = run({bin("nodeprobe"), "diag", "--log", d.file("junk.bin"), "--log", d.file("long.log"), "--json", d.file("r.json"), "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const Json rep = report_at(d.file("r.json"));
+  bool cut = false;
+  for (const auto& p : rep.at("probes"))
+    for (const auto& s : p.at("data").value("sources", Json::array())) cut |= s.value("long_lines_cut", 0) == 1;
+  EXPECT_TRUE(cut);
+  r = run({bin("nodeprobe"), "diag", "--log", d.file("junk.bin"), "--since", "3x"});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  r = run({bin("nodeprobe"), "diag", "--bogus"});
+  EXPECT_EQ(r.exit_code, 64);
+}
+
+TEST(DiagCli, CollectThenDiagBundleGivesTheLiveFindings) {
+  TempDir d;
+  const auto live = run({bin("nodeprobe"), "diag", "--json", d.file("live.json"), "-q"}, 120);
+  ASSERT_TRUE(live.exit_code == 0 || live.exit_code == 1) << live.err;
+  const auto c = run({bin("nodeprobe"), "collect", "--out", d.file("b.tar.gz")}, 120);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("wrote"), std::string::npos);
+  const auto b = run({bin("nodeprobe"), "diag", "--bundle", d.file("b.tar.gz"), "--json", d.file("bundle.json"), "-q"}, 120);
+  EXPECT_EQ(b.exit_code, live.exit_code) << b.err;
+  EXPECT_EQ(ids(report_at(d.file("bundle.json"))), ids(report_at(d.file("live.json"))));
+
+  // A truncated bundle: bad input, one line, still a report.
+  const std::string full = read_file(d.file("b.tar.gz"));
+  write_file(d.file("cut.tar.gz"), full.substr(0, full.size() / 2));
+  const auto t = run({bin("nodeprobe"), "diag", "--bundle", d.file("cut.tar.gz"), "--json", d.file("cut.json"), "-q"});
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_NE(t.err.find("truncated"), std::string::npos) << t.err;
+  report_at(d.file("cut.json"));
+
+  const auto bad = run({bin("nodeprobe"), "collect", "--out", "/nonexistent/dir/b.tar.gz"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag

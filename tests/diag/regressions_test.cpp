@@ -1,0 +1,52 @@
+// Inputs that once crashed or hung a fuzz target (scripts/fuzz.sh keeps them
+// here), plus hand-made hostile inputs: each must now run cleanly.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "fuzz_targets.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+std::vector<std::string> inputs(const std::string& target) {
+  std::vector<std::string> out;
+  const std::string dir = std::string(NODEPROBE_DIAG_REGRESSIONS) + "/" + target;
+  if (!std::filesystem::exists(dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename().string()[0] != '.') out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Regressions, AnalyzeTarget) {
+  const auto files = inputs("analyze");
+  EXPECT_FALSE(files.empty());
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const std::string b = bytes(f);
+    fuzz_analyze(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
+  }
+}
+
+TEST(Regressions, BundleTarget) {
+  const auto files = inputs("bundle");
+  EXPECT_FALSE(files.empty());
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const std::string b = bytes(f);
+    fuzz_bundle(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
+  }
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag

@@ -1,0 +1,236 @@
+// Rules, folding, time windows and the look-alikes the playbook tells apart.
+#include <gtest/gtest.h>
+
+#include "playbook.h"
+#include "rule_engine.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+struct Result {
+  SourceResult source;
+  std::vector<Finding> findings;
+  const Finding* get(const std::string& id) const {
+    for (const auto& f : findings)
+      if (f.id == id) return &f;
+    return nullptr;
+  }
+  std::string ids() const {
+    std::string s;
+    for (const auto& f : findings) s += f.id + "(" + std::string(to_string(f.severity)) + ") ";
+    return s;
+  }
+};
+
+RuleEngine& engine() {
+  static RuleEngine e(default_playbook());
+  return e;
+}
+
+Result analyze(const std::string& text, AnalysisOptions opt = {}) {
+  if (opt.time.now == 0) opt.time.now = 1764432000;  // 2025-11-29T16:00:00Z
+  LineBlockReader reader(text, "test.log");
+  Result r;
+  r.source = engine().analyze(reader, "test.log", opt);
+  r.findings = r.source.findings.render(default_playbook());
+  return r;
+}
+
+TEST(Rules, XidRepeatedTenThousandTimesIsOneFindingWithCountAndTimes) {
+  std::string text;
+  for (int i = 0; i < 10000; ++i)
+    text += "2025-11-29T10:" + std::string(i / 600 < 10 ? "0" : "") + std::to_string(i / 600) + ":00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=" +
+            std::to_string(1000 + i) + ", GPU has fallen off the bus.\n";
+  const Result r = analyze(text);
+  ASSERT_EQ(r.findings.size(), 1u) << r.ids();
+  const Finding& f = r.findings[0];
+  EXPECT_EQ(f.id, "gpu.xid");
+  EXPECT_EQ(f.count, 10000);
+  EXPECT_EQ(f.severity, Severity::kError);
+  EXPECT_EQ(f.first_seen, "2025-11-29T10:00:00Z");
+  EXPECT_EQ(f.last_seen, "2025-11-29T10:16:00Z");
+  EXPECT_LE(f.evidence.size(), 4u);
+  EXPECT_EQ(f.evidence.front().line, 1);
+  EXPECT_EQ(f.evidence.back().line, 10000);
+  EXPECT_EQ(f.facts.at("code"), "79");
+  EXPECT_NE(f.title.find("fallen off the bus"), std::string::npos) << f.title;
+  EXPECT_NE(f.title.find("reboot"), std::string::npos) << f.title;  // the catalogue's action
+}
+
+TEST(Rules, DifferentXidCodesAreDifferentFindings) {
+  const Result r = analyze(
+      "NVRM: Xid (PCI:0000:cb:00): 13, pid=1, name=python, Graphics SM Warp Exception\n"
+      "NVRM: Xid (PCI:0000:cb:00): 48, pid=1, name=python, DBE (Double Bit Error) ECC Error\n"
+      "NVRM: Xid (PCI:0000:cb:00): 13, pid=2, name=python, Graphics SM Warp Exception\n");
+  int n13 = 0, n48 = 0;
+  for (const auto& f : r.findings) {
+    if (f.facts.value("code", "") == "13") {
+      ++n13;
+      EXPECT_EQ(f.severity, Severity::kWarn);
+      EXPECT_EQ(f.count, 2);
+    }
+    if (f.facts.value("code", "") == "48") {
+      ++n48;
+      EXPECT_EQ(f.severity, Severity::kError);
+    }
+  }
+  EXPECT_EQ(n13, 1);
+  EXPECT_EQ(n48, 1);
+}
+
+TEST(Rules, NvlinkXidIsAnErrorOnlyWhenItsTextSaysFatal) {
+  const Result nonfatal = analyze(
+      "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008)\n");
+  ASSERT_NE(nonfatal.get("gpu.xid"), nullptr) << nonfatal.ids();
+  EXPECT_EQ(nonfatal.get("gpu.xid")->severity, Severity::kWarn);
+  const Result fatal = analyze(
+      "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000)\n");
+  ASSERT_NE(fatal.get("gpu.xid"), nullptr) << fatal.ids();
+  EXPECT_EQ(fatal.get("gpu.xid")->severity, Severity::kError);
+}
+
+TEST(Rules, SocketWarningsThatAreRetriesAreNotErrors) {
+  // A net plugin's retries that then connect (google/nccl-fastsocket#4).
+  const Result r = analyze(
+      "h1:4024:4048 [0] net_fastsocket.cc:765 NCCL WARN Cannot get incoming CPU.\n"
+      "h0:4300:4325 [0] net_fastsocket.cc:785 NCCL WARN Maximum retry reached for accept 3.\n"
+      "h0:4300:4325 [0] NCCL INFO NET/FastSocket : Connected after 1000 retries.\n");
+  EXPECT_EQ(r.get("nccl.network_config"), nullptr) << r.ids();
+  const Result bad = analyze(
+      "h0:1:2 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
+      "Software caused connection abort\n");
+  ASSERT_NE(bad.get("nccl.network_config"), nullptr) << bad.ids();
+  EXPECT_NE(bad.get("nccl.network_config")->facts.dump().find("10.0.0.2"), std::string::npos);
+}
+
+TEST(Rules, SinceDropsOldEventsAndKeepsUntimedOnes) {
+  const std::string text =
+      "2025-11-20T10:00:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+      "2025-11-29T15:30:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 48, DBE\n"
+      "OSError: [Errno 24] Too many open files\n";
+  AnalysisOptions opt;
+  opt.time.now = 1764432000;
+  opt.since = opt.time.now - 3600;  // the last hour
+  const Result r = analyze(text, opt);
+  EXPECT_EQ(r.source.dropped_old, 1);
+  EXPECT_EQ(r.source.untimed, 1);
+  for (const auto& f : r.findings) EXPECT_NE(f.facts.value("code", ""), "79") << "the old Xid must not count";
+  EXPECT_NE(r.get("limits.nofile"), nullptr);
+}
+
+// "Cannot allocate memory" look-alikes: each goes to its own finding.
+TEST(Rules, CannotAllocateMemoryLookAlikes) {
+  struct Case {
+    const char* line;
+    const char* id;
+  } cases[] = {
+      {"misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot allocate memory", "limits.memlock"},
+      {"RuntimeError: unable to mmap 29764 bytes from file </torch_1_2_3>: Cannot allocate memory (12)", "limits.max_map_count"},
+      {"Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB", "host.oom"},
+      {"libfabric:1:2::efa:mr:efa_mr_regattr():632<warn> Unable to register MR: Cannot allocate memory", "efa.mr_registration"},
+      {"DefaultCPUAllocator: can't allocate memory: you tried to allocate 402653184 bytes. Error code 12 (Cannot allocate memory).", "host.oom"},
+  };
+  for (const auto& c : cases) {
+    const Result r = analyze(std::string(c.line) + "\n");
+    ASSERT_EQ(r.findings.size(), 1u) << c.line << " -> " << r.ids();
+    EXPECT_EQ(r.findings[0].id, c.id) << c.line;
+  }
+}
+
+TEST(Rules, SocketFallbackIsNormalOnTcpNodesAndAFailureWhereEfaWasExpected) {
+  const std::string log =
+      "h:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+      "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO Using network Socket\n";
+  const Result tcp = analyze(log);
+  for (const auto& f : tcp.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id;
+  ASSERT_NE(tcp.get("efa.fallback_tcp"), nullptr);
+  AnalysisOptions efa;
+  efa.efa_expected = true;
+  const Result bad = analyze(log, efa);
+  ASSERT_NE(bad.get("efa.fallback_tcp"), nullptr) << bad.ids();
+  EXPECT_EQ(bad.get("efa.fallback_tcp")->severity, Severity::kWarn);
+  // The log itself can say EFA was expected (the plugin runs on a p4d).
+  const Result intent = analyze("h:1:1 [0] NCCL INFO NET/OFI Running on p4d.24xlarge platform\n" + log);
+  EXPECT_EQ(intent.get("efa.fallback_tcp")->severity, Severity::kWarn);
+  // EFA in use: nothing to say.
+  EXPECT_EQ(analyze("h:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa\nh:1:1 [0] NCCL INFO Using network AWS Libfabric\n", efa)
+                .findings.size(),
+            0u);
+}
+
+TEST(Rules, AvcPermissiveIsAWarningEnforcingAnError) {
+  const std::string deny =
+      "type=AVC msg=audit(1730072197.188:289): avc:  denied  { read } for  pid=1 comm=\"python\" path=\"/dev/nvidia0\" "
+      "scontext=system_u:system_r:container_t:s0 tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file permissive=";
+  EXPECT_EQ(analyze(deny + "1\n").get("selinux.avc")->severity, Severity::kWarn);
+  const Result enforcing = analyze(deny + "0\n");
+  const Finding* f = enforcing.get("selinux.avc");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kError);
+  EXPECT_NE(f->title.find("python"), std::string::npos) << f->title;
+  bool module = false;
+  for (const auto& s : f->remedy) module |= s.find("audit2allow -M nodeprobe_python") != std::string::npos;
+  EXPECT_TRUE(module);
+}
+
+TEST(Rules, TooManyOpenFilesBehindASharedMemoryError) {
+  const Result r = analyze(
+      "RuntimeError: unable to open shared memory object </torch_30997_2076642173> in read-write mode\n"
+      "OSError: [Errno 24] Too many open files\n");
+  EXPECT_EQ(r.get("limits.shm"), nullptr) << r.ids();
+  ASSERT_NE(r.get("limits.nofile"), nullptr);
+  EXPECT_EQ(r.get("limits.nofile")->facts.value("cause", ""), "shm_from_nofile");
+  // Without the nofile error the shared-memory error stands on its own.
+  EXPECT_NE(analyze("RuntimeError: unable to open shared memory object </torch_1> in read-write mode\n").get("limits.shm"),
+            nullptr);
+}
+
+TEST(Rules, NoDevicesVsNoDriverVsLibraryMismatch) {
+  EXPECT_EQ(analyze("No devices were found\n").get("gpu.not_found")->facts.value("cause", ""), "no_device");
+  EXPECT_EQ(analyze("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n")
+                .get("gpu.not_found")->facts.value("cause", ""),
+            "no_driver");
+  const Result mm = analyze("Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 550.144\n");
+  EXPECT_EQ(mm.get("gpu.not_found"), nullptr);
+  ASSERT_NE(mm.get("gpu.driver_kernel_mismatch"), nullptr);
+  EXPECT_EQ(mm.get("gpu.driver_kernel_mismatch")->facts.value("nvml_version", ""), "550.144");
+}
+
+TEST(Rules, MultiLineApiMismatchFacts) {
+  const Result r = analyze(
+      "[   12.014918] NVRM: API mismatch: the client has the version 570.153.02, but\n"
+      "               NVRM: this kernel module has the version 570.144.  Please\n"
+      "               NVRM: make sure that this kernel module and all NVIDIA driver\n");
+  const Finding* f = r.get("gpu.driver_kernel_mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->facts.value("client_version", ""), "570.153.02");
+  EXPECT_EQ(f->facts.value("module_version", ""), "570.144");
+  EXPECT_NE(f->title.find("570.153.02"), std::string::npos) << f->title;
+}
+
+TEST(Rules, InsufficientDriverWithNoDriverAtAll) {
+  const Result r = analyze(
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+      "CUDA driver version is insufficient for CUDA runtime version\n");
+  EXPECT_EQ(r.get("gpu.cuda_driver_insufficient")->facts.value("cause", ""), "no_driver");
+}
+
+TEST(Rules, EvidenceIsRedactedAndValidUtf8) {
+  const Result r = analyze("Too many open files password=hunter2 \xff\xfe end\n");
+  const Finding* f = r.get("limits.nofile");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->evidence[0].text.find("hunter2"), std::string::npos);
+  EXPECT_NE(f->evidence[0].text.find("\xEF\xBF\xBD"), std::string::npos);
+}
+
+TEST(Rules, GarbageGivesNoFinding) {
+  std::string junk;
+  for (int i = 0; i < 100000; ++i) junk += static_cast<char>((i * 7919) % 256);
+  const Result r = analyze(junk);
+  EXPECT_TRUE(r.findings.empty()) << r.ids();
+  EXPECT_EQ(r.source.kind, "binary");
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag

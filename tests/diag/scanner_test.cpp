@@ -1,0 +1,142 @@
+// The scanner finds exactly the lines a naive per-line, per-pattern RE2
+// search finds: the prefilter may only skip lines that cannot match.
+#include <gtest/gtest.h>
+
+#include <re2/re2.h>
+#include <regex.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "log_rules.h"
+#include "scanner.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+std::vector<std::string> rule_patterns() {
+  std::vector<std::string> p;
+  for (const auto& r : log_rules())
+    for (const auto& x : r.patterns) p.push_back(x);
+  return p;
+}
+
+// Matching (line index, pattern ids) by brute force.
+std::vector<std::pair<std::size_t, std::vector<int>>> naive(const std::vector<std::string>& pats, const std::string& text) {
+  std::vector<std::unique_ptr<RE2>> res;
+  for (const auto& p : pats) res.push_back(std::make_unique<RE2>(p));
+  std::vector<std::pair<std::size_t, std::vector<int>>> out;
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  while (std::getline(in, line)) {
+    std::vector<int> ids;
+    for (std::size_t i = 0; i < res.size(); ++i)
+      if (RE2::PartialMatch(line, *res[i])) ids.push_back(static_cast<int>(i));
+    if (!ids.empty()) out.emplace_back(n, ids);
+    ++n;
+  }
+  return out;
+}
+
+std::vector<std::pair<std::size_t, std::vector<int>>> scanned(MultiPatternScanner& s, const std::string& text) {
+  std::vector<std::pair<std::size_t, std::vector<int>>> out;
+  s.scan(text, [&](std::size_t off, std::string_view, const std::vector<int>& ids) {
+    out.emplace_back(static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(off), '\n')), ids);
+  });
+  return out;
+}
+
+std::string corpus_text() {
+  std::string all;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(NODEPROBE_DIAG_CORPUS)) {
+    if (!e.is_regular_file() || e.path().filename() == "manifest.json") continue;
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    all += ss.str();
+    if (!all.empty() && all.back() != '\n') all += '\n';
+  }
+  return all;
+}
+
+TEST(Scanner, EveryRulePatternCompilesAndHasALiteralCover) {
+  MultiPatternScanner s(rule_patterns());
+  EXPECT_EQ(s.size(), rule_patterns().size());
+  EXPECT_TRUE(s.unfiltered().empty()) << "a rule pattern has no literal atom: it would be screened per block";
+  for (const auto& a : s.atoms()) EXPECT_GE(a.size(), 5u) << "weak atom '" << a << "' slows the prefilter";
+}
+
+TEST(Scanner, MatchesTheNaiveSearchOnTheCorpus) {
+  const auto pats = rule_patterns();
+  MultiPatternScanner s(pats);
+  const std::string text = corpus_text();
+  ASSERT_GT(text.size(), 10000u);
+  EXPECT_EQ(scanned(s, text), naive(pats, text));
+}
+
+TEST(Scanner, MatchesTheNaiveSearchOnMutatedText) {
+  const auto pats = rule_patterns();
+  MultiPatternScanner s(pats);
+  std::string text = corpus_text();
+  std::mt19937 rng(42);
+  // Flip case, drop and duplicate bytes: the prefilter must never hide a match.
+  for (int round = 0; round < 3; ++round) {
+    std::string m;
+    for (char c : text) {
+      const auto r = static_cast<unsigned>(rng() % 100);
+      if (r < 2) continue;
+      if (r < 5) m += static_cast<char>(std::isupper(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) : std::toupper(static_cast<unsigned char>(c)));
+      else m += c;
+      if (r == 99) m += c;
+    }
+    EXPECT_EQ(scanned(s, m), naive(pats, m)) << "round " << round;
+  }
+}
+
+TEST(Scanner, PatternsWithoutAtomsFallBackToBlockScreening) {
+  const std::vector<std::string> pats = {"[0-9]+x[0-9]+", "NVRM: Xid"};
+  MultiPatternScanner s(pats);
+  ASSERT_EQ(s.unfiltered(), std::vector<int>{0});
+  const std::string text = "a 12x34 b\nnothing\nNVRM: Xid (PCI:0): 79\n";
+  EXPECT_EQ(scanned(s, text), naive(pats, text));
+}
+
+TEST(Scanner, LastLineWithoutNewlineAndCrLf) {
+  MultiPatternScanner s({"Too many open files"});
+  const std::string text = "ok\r\nOSError: [Errno 24] Too many open files\r\nend\nToo many open files";
+  std::vector<std::string> lines;
+  s.scan(text, [&](std::size_t, std::string_view l, const std::vector<int>&) { lines.emplace_back(l); });
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "OSError: [Errno 24] Too many open files\r");
+  EXPECT_EQ(lines[1], "Too many open files");
+}
+
+TEST(Scanner, BadPatternIsAnError) {
+  EXPECT_THROW(MultiPatternScanner({"(unclosed"}), std::invalid_argument);
+}
+
+TEST(Scanner, PosixTranslationSpellsOutCaseFolding) {
+  EXPECT_EQ(to_posix_ere("NVRM: Xid \\("), "NVRM: Xid \\(");
+  EXPECT_EQ(to_posix_ere("(?i)ab\\s[c-d]"), "[aA][bB]\\s[c-dC-D]");
+  EXPECT_EQ(to_posix_ere("(?i)x[^y]"), "[xX][^yY]");
+  EXPECT_EQ(to_posix_ere("(?i)a[a-z_-]"), "[aA][a-z_A-Z-]");
+}
+
+TEST(Scanner, EveryRulePatternTranslatesToOneValidPosixEre) {
+  // The benchmark hands these to grep -E -f: one line each, each compiling.
+  for (const auto& pat : rule_patterns()) {
+    EXPECT_EQ(pat.find_first_of("\r\n"), std::string::npos) << "a rule pattern holds a line break: " << pat;
+    const std::string ere = to_posix_ere(pat);
+    EXPECT_EQ(ere.find_first_of("\r\n"), std::string::npos) << ere;
+    regex_t re;
+    const int rc = ::regcomp(&re, ere.c_str(), REG_EXTENDED | REG_NOSUB);
+    EXPECT_EQ(rc, 0) << pat << " -> " << ere;
+    if (rc == 0) ::regfree(&re);
+  }
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag

@@ -1,0 +1,132 @@
+// Structured outputs: versions, counts and states read from nvidia-smi,
+// lspci, fi_info, sysctl, limits, mounts and nodeprobe reports.
+#include <gtest/gtest.h>
+
+#include "playbook.h"
+#include "rule_engine.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+SourceResult parse(const std::string& text) {
+  static RuleEngine e(default_playbook());
+  LineBlockReader reader(text, "out.txt");
+  AnalysisOptions opt;
+  opt.time.now = 1764432000;
+  return e.analyze(reader, "out.txt", opt);
+}
+
+const char* kSmi = R"(
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 535.54.03    Driver Version: 535.54.03    CUDA Version: 12.2     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+|===============================+======================+======================|
+|   0  NVIDIA A100-SXM4-40GB  On| 00000000:10:1C.0 Off |                    0 |
+| N/A   32C    P0    52W / 400W |      0MiB / 40960MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM4-40GB  On| 00000000:10:1D.0 Off |                    0 |
+| N/A   31C    P0    50W / 400W |      0MiB / 40960MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+)";
+
+TEST(Sections, NvidiaSmiTable) {
+  const SourceResult r = parse(kSmi);
+  EXPECT_EQ(r.kind, "nvidia-smi");
+  ASSERT_TRUE(r.host.gpus_visible);
+  EXPECT_EQ(*r.host.gpus_visible, 2);
+  EXPECT_EQ(*r.host.smi_driver_version, "535.54.03");
+  EXPECT_EQ(*r.host.driver_cuda, "12.2");
+  ASSERT_EQ(r.host.gpu_models.size(), 2u);
+  EXPECT_EQ(r.host.gpu_models[0], "NVIDIA A100-SXM4-40GB");
+  EXPECT_TRUE(r.findings.empty());
+  std::string err = kSmi;
+  err.replace(err.find("      0%      Default"), 21, "    ERR!      Default");
+  EXPECT_TRUE(parse(err).findings.has("gpu.not_found", "device_error"));
+}
+
+TEST(Sections, NvidiaSmiQuery) {
+  const SourceResult r = parse(R"(==============NVSMI LOG==============
+Driver Version                            : 535.54.03
+CUDA Version                              : 12.2
+Attached GPUs                             : 1
+GPU 00000000:10:1C.0
+    Product Name                          : NVIDIA A100-SXM4-40GB
+    Retired Pages
+        Pending Page Blacklist            : Yes
+    Clocks Event Reasons
+        Idle                              : Not Active
+        SW Thermal Slowdown               : Active
+    ECC Errors
+        Volatile
+            SRAM Uncorrectable            : 0
+            DRAM Uncorrectable            : 3
+        Aggregate
+            DRAM Uncorrectable            : 9
+)");
+  EXPECT_EQ(*r.host.gpus_visible, 1);
+  EXPECT_TRUE(r.findings.has("gpu.ecc", "retirement_pending"));
+  EXPECT_TRUE(r.findings.has("gpu.ecc", "uncorrectable"));
+  EXPECT_TRUE(r.findings.has("gpu.compute_slow", "throttled"));
+}
+
+TEST(Sections, LspciOnlyNvidiaDevicesCount) {
+  const SourceResult r = parse(R"(00:05.0 Ethernet controller: Amazon.com, Inc. Elastic Network Adapter (ENA)
+	LnkSta:	Speed 8GT/s (ok), Width x1 (downgraded)
+10:1c.0 3D controller: NVIDIA Corporation GA100 [A100 SXM4 40GB] (rev a1)
+	LnkCap:	Port #0, Speed 16GT/s, Width x16, ASPM not supported
+	LnkSta:	Speed 16GT/s (ok), Width x16 (ok)
+)");
+  EXPECT_TRUE(r.findings.empty()) << "the ENA's x1 link is not a GPU problem";
+  EXPECT_EQ(*r.host.gpus_on_pci, 1);
+}
+
+TEST(Sections, FiInfo) {
+  SourceResult r = parse("provider: efa\n    fabric: EFA-fe80::1\n    domain: rdmap16s27-rdm\n    version: 120.10\n");
+  EXPECT_EQ(*r.host.efa_devices, 1);
+  EXPECT_TRUE(r.host.fi_providers.count("efa"));
+  r = parse("fi_getinfo: -61 (No data available)\n");
+  EXPECT_EQ(*r.host.efa_devices, 0);
+  r = parse("tcp:\n    version: 118.10\nshm:\n    version: 118.10\n");
+  EXPECT_TRUE(r.host.fi_providers.count("tcp"));
+  EXPECT_FALSE(r.host.efa_devices);
+}
+
+TEST(Sections, SysctlLimitsAndMounts) {
+  SourceResult r = parse("net.core.somaxconn = 65535\nvm.max_map_count = 262144\nkernel.shmmax = 68719476736\n");
+  EXPECT_TRUE(r.findings.has("limits.shm", "sysctl"));
+  EXPECT_FALSE(r.findings.has("limits.somaxconn"));
+  EXPECT_FALSE(r.findings.has("limits.max_map_count"));
+  r = parse("Limit                     Soft Limit           Hard Limit           Units\n"
+            "Max open files            65535                65535                files\n"
+            "Max locked memory         unlimited            unlimited            bytes\n");
+  EXPECT_TRUE(r.findings.empty());
+  r = parse("/dev/nvme1n1 on /data type xfs (rw,noatime,nodiratime,attr2)\n/dev/nvme2n1 on /scratch type ext4 (rw,relatime)\n");
+  ASSERT_TRUE(r.findings.has("storage.mount_options"));
+  EXPECT_EQ(r.findings.all().begin()->second.facts.at("mountpoint"), "/scratch");
+}
+
+TEST(Sections, NodeprobeReportChecksBecomeFindings) {
+  const std::string report = R"({"schema": "nodeprobe.report/1", "tool": {"name": "nodeprobe-limits", "version": "0.1.0", "git": ""},
+    "run": {"id": "x", "label": "", "argv": [], "started": "2026-01-01T00:00:00Z", "finished": ""},
+    "host": {"hostname": "h", "kernel": "4.18.0", "os": "", "instance_type": "g5.xlarge", "cpus": 4, "memory": 1, "gpus": [],
+             "driver": "", "cuda_runtime": "12.4", "nccl": "", "libfabric": "", "mpi": "", "env": {}},
+    "probes": [{"name": "limits", "status": "warn", "reason": "", "duration_s": 0.1, "config": {}, "metrics": [],
+      "checks": [{"id": "limits.somaxconn", "status": "warn", "observed": "128", "expected": ">= 65535",
+                  "fix": "echo 'net.core.somaxconn = 65535' >> /etc/sysctl.d/99-nodeprobe.conf && sysctl --system", "finding": "limits.somaxconn"}]}],
+    "findings": [], "verdict": "warn"})";
+  const SourceResult r = parse(report);
+  EXPECT_EQ(r.kind, "report");
+  ASSERT_TRUE(r.findings.has("limits.somaxconn"));
+  EXPECT_EQ(*r.host.instance_type, "g5.xlarge");
+  EXPECT_EQ(*r.host.cuda_runtime, "12.4");
+  const auto findings = r.findings.render(default_playbook());
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].remedy.front(), "echo 'net.core.somaxconn = 65535' >> /etc/sysctl.d/99-nodeprobe.conf && sysctl --system");
+  EXPECT_EQ(findings[0].probe, "limits");
+  // A broken report is an input error, not a crash.
+  EXPECT_FALSE(parse("{\"schema\": \"nodeprobe.report/1\", \"probes\": [").error.empty());
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag
