@@ -71,8 +71,13 @@ void finalize(Report& r, std::vector<Finding> extra_findings) {
       r.findings.push_back(std::move(f));
       continue;
     }
-    // The same problem seen twice (a check and a log line): one finding, all the evidence.
-    for (auto& e : f.evidence) same->evidence.push_back(std::move(e));
+    // The same problem seen twice (a check and a log line): one finding, all
+    // the evidence; the playbook's title says more than the generic one.
+    if (!f.title.empty()) same->title = f.title;
+    for (auto& e : f.evidence)
+      if (std::none_of(same->evidence.begin(), same->evidence.end(),
+                       [&](const Evidence& x) { return x.text == e.text; }))
+        same->evidence.push_back(std::move(e));
     for (auto& step : f.remedy)
       if (std::find(same->remedy.begin(), same->remedy.end(), step) == same->remedy.end())
         same->remedy.push_back(std::move(step));
@@ -310,7 +315,9 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     d.name = "diag";
     const double t0 = clock.now_s();
     try {
-      const std::vector<Finding> diag_findings = hooks.diagnose(report);
+      const Diagnosis diagnosis = hooks.diagnose(report, budget - (clock.now_s() - t_start));
+      const std::vector<Finding>& diag_findings = diagnosis.findings;
+      d.data = diagnosis.data;
       std::vector<Status> st;
       for (const auto& f : diag_findings)
         st.push_back(f.severity == Severity::kError ? Status::kFail

@@ -32,10 +32,19 @@ struct AcceptOptions {
 };
 
 /// Work the lead wires in from other components (kept out of the options).
+/// What a diagnosis hook gives back: findings, and what it read (the diag
+/// entry's data: sources analysed or skipped with the reason).
+struct Diagnosis {
+  std::vector<Finding> findings;
+  Json data = Json::object();
+  Diagnosis(std::vector<Finding> f = {}) : findings(std::move(f)) {}  // NOLINT: implicit on purpose
+};
+
 struct AcceptHooks {
   /// Diagnosis over the run so far (nodeprobe diag's diagnose()); empty when
-  /// this build has none. Its findings are added to the report.
-  std::function<std::vector<Finding>(const Report&)> diagnose;
+  /// this build has none. Its findings are added to the report. `budget_left_s`
+  /// bounds the commands it may spawn.
+  std::function<Diagnosis(const Report&, double budget_left_s)> diagnose;
 };
 
 /// Argument tail of one invocation of a probe executable, per profile.

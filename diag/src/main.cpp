@@ -1,11 +1,15 @@
 // nodeprobe: the runner. One subcommand per file: an options struct, a setup
 // function and a run function (after CLI11's subcom_in_files example).
+#include <unistd.h>
+
+#include <algorithm>
 #include <iostream>
 
 #include "accept.h"
 #include "compare_cmd.h"
 #include "collect_cmd.h"
 #include "diag_cmd.h"
+#include "diagnose.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
 #include "report_cmd.h"
@@ -29,7 +33,26 @@ int main(int argc, char** argv) {
 
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   try {
-    if (accept_cmd->parsed()) return diag::run_accept(accept, argc, argv);
+    if (accept_cmd->parsed()) {
+      // accept ends with the same diagnosis `nodeprobe diag` gives: the live
+      // system's logs and facts plus the probes' results, playbook-backed.
+      diag::AcceptHooks hooks;
+      hooks.diagnose = [&accept](const Report& so_far, double budget_left_s) {
+        Report copy = so_far;
+        diag::DiagInputs in;
+        in.live = true;
+        in.expect = accept.expect;
+        in.envp = environ;
+        // Six or so commands at most: a hung tool cannot eat the whole budget.
+        in.command_timeout_s = std::clamp(budget_left_s / 6, 1.0, 10.0);
+        diag::diagnose(copy, in);  // the limits probe already ran: no limits_exe
+        diag::Diagnosis d(std::move(copy.findings));
+        for (const auto& p : copy.probes)
+          if (p.name == "diag") d.data = p.data;
+        return d;
+      };
+      return diag::run_accept(accept, argc, argv, hooks);
+    }
     if (compare_cmd->parsed()) return diag::run_compare(compare);
     if (report_cmd->parsed()) return diag::run_report(report);
     if (diag_cmd->parsed()) return diag::run_diag(diag_opt, argc, argv);

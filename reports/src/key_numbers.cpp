@@ -36,7 +36,11 @@ std::string key_numbers(const ProbeResult& p, std::size_t max_items) {
       if (m.name != k.metric || !labels_match(m.labels, k.labels) || !std::isfinite(m.value)) continue;
       if (!best || (k.lowest ? m.value < best->value : m.value > best->value)) best = &m;
     }
-    if (best) append(k.caption + " " + format_number(best->value) + " " + best->unit);
+    if (!best) continue;
+    if (best->unit == "fraction")  // AU, data-wait: people read them as percentages
+      append(k.caption + " " + format_number(100 * best->value) + " %");
+    else
+      append(k.caption + " " + format_number(best->value) + " " + best->unit);
   }
   if (!p.checks.empty()) {
     std::size_t pass = 0, warn = 0, fail = 0, skip = 0, other = 0;

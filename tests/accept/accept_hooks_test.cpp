@@ -42,7 +42,7 @@ class Hooks : public ::testing::Test {
 TEST_F(Hooks, DiagnosisFindingsJoinTheReportAndMergeWithTheSameId) {
   int calls = 0;
   AcceptHooks h;
-  h.diagnose = [&](const Report& so_far) {
+  h.diagnose = [&](const Report& so_far, double) -> Diagnosis {
     ++calls;
     EXPECT_FALSE(so_far.probes.empty());  // it sees the probes' results
     Finding avc;
@@ -79,7 +79,7 @@ TEST_F(Hooks, DiagnosisFindingsJoinTheReportAndMergeWithTheSameId) {
 
 TEST_F(Hooks, AFailingDiagnosisIsAnErrorEntry) {
   AcceptHooks h;
-  h.diagnose = [](const Report&) -> std::vector<Finding> { throw std::runtime_error("playbook missing"); };
+  h.diagnose = [](const Report&, double) -> Diagnosis { throw std::runtime_error("playbook missing"); };
   EXPECT_EQ(run(h), 2);
   const Report r = load_report(tmp.file("r.json"));
   bool found = false;
