@@ -74,8 +74,11 @@ TEST(Accept, MissingProbeExecutablesAreNotAvailableNotFaked) {
   const Report rep = load_report(out);
   ASSERT_FALSE(rep.probes.empty());
   // Every probe executable is skipped; the in-process diagnosis still reads the system.
-  for (const auto& p : rep.probes)
-    if (p.name != "diag" && p.name != "expect") EXPECT_EQ(p.status, Status::kSkip) << p.name;
+  for (const auto& p : rep.probes) {
+    if (p.name != "diag" && p.name != "expect") {
+      EXPECT_EQ(p.status, Status::kSkip) << p.name;
+    }
+  }
   EXPECT_EQ(rep.probes[0].name, "limits");
   EXPECT_NE(rep.probes[0].reason.find("not part of this build"), std::string::npos);
 }
