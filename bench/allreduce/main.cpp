@@ -3,6 +3,7 @@
 //
 //   mpirun -np N -H a,b,c,d nodeprobe-allreduce --backend fabric --provider efa ...
 //   nodeprobe-allreduce --np 4 --backend mpi,fabric:shm      (local ranks, no launcher)
+#include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "driver.h"

@@ -6,7 +6,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+// CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
+// command line includes <CLI/CLI.hpp>.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 #include "ar_types.h"
 #include "nodeprobe/probe_main.h"

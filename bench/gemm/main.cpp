@@ -1,4 +1,5 @@
 // nodeprobe-gemm: does this GPU really compute, as fast as it should?
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 #include <vector>

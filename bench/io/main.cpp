@@ -4,6 +4,7 @@
 //   sweep    workers x prefetch -> recommendation  probe io-sweep
 //   clean    remove a dataset prepare made         probe io-clean
 //   accept   small temporary dataset, judged       probe io (for nodeprobe accept)
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 #include <vector>

@@ -1,4 +1,5 @@
 // nodeprobe-limits: OS limits and tunables vs the recommended values.
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <vector>
 

@@ -1,5 +1,6 @@
 #include "accept.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <unistd.h>
 

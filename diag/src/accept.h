@@ -7,7 +7,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+// CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
+// command line includes <CLI/CLI.hpp>.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 #include "nodeprobe/exporters.h"
 #include "runner.h"

@@ -1,5 +1,6 @@
 #include "collect_cmd.h"
 
+#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <cstdlib>

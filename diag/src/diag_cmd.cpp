@@ -1,5 +1,6 @@
 #include "diag_cmd.h"
 
+#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <iostream>

@@ -1,5 +1,6 @@
 // nodeprobe: the runner. One subcommand per file: an options struct, a setup
 // function and a run function (after CLI11's subcom_in_files example).
+#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 #include "report_cmd.h"
 
+#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <iostream>

@@ -5,7 +5,11 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
+// CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
+// command line includes <CLI/CLI.hpp>.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace nodeprobe::diag {
 

@@ -1,5 +1,6 @@
 #include "nodeprobe/probe_main.h"
 
+#include <CLI/CLI.hpp>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/time.h>

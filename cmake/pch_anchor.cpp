@@ -1,0 +1,1 @@
+// Anchor source of the precompiled-header targets (cmake/Pch.cmake).
