@@ -3,7 +3,8 @@
 # pattern: random whole-record reads of one block size, W threads with one
 # read in flight each (fio psync / nodeprobe-io pread), every record once per
 # pass. Two cache states: cold with O_DIRECT, warm from the page cache.
-# Prints MB/s of each (median of the repeats) and the ratio nodeprobe-io / fio.
+# Prints MB/s of each (median of the repeats) and the ratio nodeprobe-io / fio
+# (median of the per-repeat ratios).
 #
 #   bench/io/compare_fio.sh [--build-dir build] [--dir DIR] [--samples 4096]
 #                           [--size 128Ki] [--workers 2] [--repeats 3] [--keep]
@@ -42,7 +43,7 @@ mkdir -p "$dir"
 
 bytes=$(python3 -c "import sys; u={'':1,'k':1e3,'Ki':1024,'M':1e6,'Mi':1048576}; import re; m=re.fullmatch(r'([0-9.]+)([A-Za-z]*)', sys.argv[1]); print(int(float(m[1])*u[m[2]]))" "$size")
 (( bytes % 4096 == 0 )) || { echo "compare_fio.sh: --size must be a multiple of 4096 (O_DIRECT)" >&2; exit 64; }
-epochs_cold=1
+epochs_cold=2
 epochs_warm=4
 
 prep() {  # layout dir extra...
@@ -52,15 +53,21 @@ prep() {  # layout dir extra...
 echo "# preparing $samples x $bytes B records in $dir (files and 8 shards)" >&2
 prep "$dir/files"
 prep "$dir/shards" --shards 8 --align 4096
+# Writeback of the fresh dataset would otherwise slow whichever tool reads first.
+sync
 
 # Each measurement prints "MB/s CPU-us-per-read": the second number does not
 # depend on how much CPU the machine's other tenants leave us.
-# The raw reader: any idle worker takes the next batch (first-free), and the
-# staging pool (W x P x B records, 8 MiB here) stays cache-sized, as fio's one
-# buffer per job does; batches of 32 with prefetch 4 (34 MiB) cost ~15 % more
-# CPU per read in copies to cold memory.
+# The raw reader: any idle worker takes the next batch (first-free), with
+# PyTorch's default prefetch_factor 2 and batches of 32 (W x P x B records of
+# staging, on huge pages where the kernel allows: copies into a pool that
+# large on 4 KiB pages miss the TLB, which fio's one reused buffer per job
+# never does). Small batches cost a hand-off to the consumer every few reads.
+# fio reads into its default malloc'ed buffers (4 KiB pages): on a virtio or
+# NVMe disk an O_DIRECT read into one huge page is one physically contiguous
+# segment instead of 32, which is part of why the cold rows can favour us.
 np_mbs() {  # dir method cache epochs
-  "$np" read --dir "$1" --method "$2" "--$3" -e "$4" -w "$workers" -b 8 -p 4 --dispatch first-free --json - -q |
+  "$np" read --dir "$1" --method "$2" "--$3" -e "$4" -w "$workers" -b 32 -p 2 --dispatch first-free --json - -q |
     python3 -c "import json,sys; d=json.load(sys.stdin)['probes'][0]; assert d['status'] in ('pass','warn'), d['reason']; d=d['data']; print('%.1f %.1f' % (d['bytes']/d['elapsed_s']/1e6, d['cpu_s']/d['samples']*1e6))"
 }
 
@@ -101,10 +108,15 @@ for layout in shards files; do
       fi
     done
     o=$(median $(field 1 "${ours[@]}")); t=$(median $(field 1 "${theirs[@]}"))
+    # The ratio is the median of each repeat's own ratio (the two runs of a
+    # repeat are adjacent in time, so slow drift in the device cancels out).
+    pairs=(); for ((i = 0; i < repeats; i++)); do
+      pairs+=("$(python3 -c "print(${ours[i]%% *}/${theirs[i]%% *})")"); done
+    ratio=$(python3 -c "import statistics,sys; print('%.2fx' % statistics.median(float(x) for x in sys.argv[1:]))" "${pairs[@]}")
     oc=$(median $(field 2 "${ours[@]}")); tc=$(median $(field 2 "${theirs[@]}"))
     method=$([[ $cache == cold ]] && echo "O_DIRECT/psync" || echo "pread/psync")
     printf '%-7s %-5s %-14s %12s %12s %8s %18s\n' "$layout" "$cache" "$method" "$o MB/s" "$t MB/s" \
-      "$(python3 -c "print('%.2fx' % ($o/$t))")" "$oc | $tc"
+      "$ratio" "$oc | $tc"
     echo "#   runs (MB/s): nodeprobe-io $(field 1 "${ours[@]}" | paste -sd' ') | fio $(field 1 "${theirs[@]}" | paste -sd' ')" >&2
   done
 done

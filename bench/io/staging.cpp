@@ -42,9 +42,18 @@ Staging::Staging(std::size_t bytes, std::size_t device_bytes, PinMode mode) : by
     if (mode == PinMode::kCuda) throw InputError("--pin cuda: " + why_not_cuda);
   }
   void* p = nullptr;
-  const int rc = ::posix_memalign(&p, kDirectAlign, bytes);
+  // Staging of 2 MiB or more sits on huge pages where the kernel allows them
+  // (THP "madvise" mode is common): every read copies into a different slot,
+  // and with 4 KiB pages those copies miss the TLB; a reader reusing one
+  // small buffer (fio) never does.
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  const std::size_t align = bytes >= kHuge ? kHuge : kDirectAlign;
+  const int rc = ::posix_memalign(&p, align, bytes);
   if (rc != 0) NP_IO_FAIL("posix_memalign(" + std::to_string(bytes) + " bytes of staging)", rc);
   data_ = static_cast<std::uint8_t*>(p);
+#ifdef MADV_HUGEPAGE
+  if (align == kHuge) (void)::madvise(data_, bytes / kHuge * kHuge, MADV_HUGEPAGE);  // a hint: failure is fine
+#endif
   // Touch every page now: first-touch faults must not land inside timed reads.
   std::memset(data_, 0, bytes);
   if (mode == PinMode::kNone) {
