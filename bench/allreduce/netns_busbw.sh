@@ -21,6 +21,7 @@ sizes=64M:256M
 iters=5
 id=42
 mpi_algos=both
+segsize=1048576
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --rate) rate=$2; shift ;;
@@ -28,6 +29,7 @@ while [[ $# -gt 0 ]]; do
     --iters) iters=$2; shift ;;
     --id) id=$2; shift ;;
     --mpi) mpi_algos=$2; shift ;;
+    --segsize) segsize=$2; shift ;;
     -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "netns_busbw.sh: unknown option $1" >&2; exit 64 ;;
     *) build=$1 ;;
@@ -60,6 +62,8 @@ run_one() {  # NAME [mpirun MCA flags...]
 case "$mpi_algos" in
   default) run_one mpi-default ;;
   ring) run_one mpi-ring --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 ;;
+  seg) run_one mpi-segring --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 5 \
+         --mca coll_tuned_allreduce_algorithm_segmentsize "$segsize" ;;
   both) run_one mpi-default
         run_one mpi-ring --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 ;;
   *) echo "netns_busbw.sh: --mpi default|ring|both" >&2; exit 64 ;;
