@@ -8,6 +8,12 @@
 #
 #   bench/io/compare_fio.sh [--build-dir build] [--dir DIR] [--samples 4096]
 #                           [--size 128Ki] [--workers 2] [--repeats 3] [--keep]
+#                           [--fio-huge auto|on|off]
+#
+# --fio-huge (auto: when root) adds a third peer, fio with its buffers on
+# hugetlb pages (--mem=shmhuge; a few pages are reserved in vm.nr_hugepages
+# for the run and given back after), the fair match for nodeprobe-io's
+# staging on transparent huge pages.
 #
 # DIR must be on the storage under test (default: BUILD/io-bench); O_DIRECT
 # needs a filesystem that supports it. Sizes are exact (no spread) and shard
@@ -21,6 +27,7 @@ size=128Ki
 workers=2
 repeats=3
 keep=0
+fio_huge=auto
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=$(realpath -m "$2"); shift ;;
@@ -30,6 +37,7 @@ while [[ $# -gt 0 ]]; do
     --workers) workers=$2; shift ;;
     --repeats) repeats=$2; shift ;;
     --keep) keep=1 ;;
+    --fio-huge) fio_huge=$2; shift ;;
     -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_fio.sh: unknown option '$1'" >&2; exit 64 ;;
   esac
@@ -71,8 +79,9 @@ np_mbs() {  # dir method cache epochs
     python3 -c "import json,sys; d=json.load(sys.stdin)['probes'][0]; assert d['status'] in ('pass','warn'), d['reason']; d=d['data']; print('%.1f %.1f' % (d['bytes']/d['elapsed_s']/1e6, d['cpu_s']/d['samples']*1e6))"
 }
 
-fio_mbs() {  # layout direct epochs -> MB/s
+fio_mbs() {  # layout direct epochs [fio args...] -> MB/s
   local layout=$1 direct=$2 epochs=$3 target
+  shift 3
   local per_job=$(( samples * bytes * epochs / workers ))
   if [[ $layout == shards ]]; then
     target=(--filename="$(ls "$dir"/shards/shard-*.rec | paste -sd:)")
@@ -81,43 +90,76 @@ fio_mbs() {  # layout direct epochs -> MB/s
   fi
   fio --name=np-compare "${target[@]}" --rw=randread --bs="$bytes" --ioengine=psync --direct="$direct" \
       --invalidate=0 --numjobs="$workers" --group_reporting --io_size="$per_job" --file_service_type=random \
-      --output-format=json 2>/dev/null |
+      "$@" --output-format=json 2>/dev/null |
     python3 -c "import json,sys; t=sys.stdin.read(); j=json.loads(t[t.index('{'):])['jobs'][0]; r=j['read']; cpu=(j['usr_cpu']+j['sys_cpu'])/100*r['runtime']/1e3*$workers; print('%.1f %.1f' % (r['io_bytes']/(r['runtime']/1e3)/1e6, cpu/r['total_ios']*1e6))"
 }
+
+# fio with huge-page buffers: reserve pages for its jobs, give them back on exit.
+huge_old=""
+restore_huge() { [[ -n $huge_old ]] && echo "$huge_old" >/proc/sys/vm/nr_hugepages 2>/dev/null || true; }
+trap restore_huge EXIT
+case "$fio_huge" in
+  auto|on)
+    need=$(( workers * 2 + 8 ))
+    if [[ $(id -u) == 0 && -w /proc/sys/vm/nr_hugepages ]]; then
+      huge_old=$(cat /proc/sys/vm/nr_hugepages)
+      echo $(( huge_old + need )) >/proc/sys/vm/nr_hugepages
+      free=$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)
+      if (( free < need )); then
+        restore_huge; huge_old=""
+        [[ $fio_huge == on ]] && { echo "compare_fio.sh: could not reserve $need huge pages" >&2; exit 2; }
+        fio_huge=off; echo "# fio-huge skipped: could not reserve $need huge pages" >&2
+      fi
+    else
+      [[ $fio_huge == on ]] && { echo "compare_fio.sh: --fio-huge on needs root (vm.nr_hugepages)" >&2; exit 2; }
+      fio_huge=off; echo "# fio-huge skipped: needs root to reserve huge pages" >&2
+    fi ;;
+  off) ;;
+  *) echo "compare_fio.sh: --fio-huge auto|on|off" >&2; exit 64 ;;
+esac
 
 median() { python3 -c "import statistics,sys; print('%.1f' % statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 field() { local f=$1; shift; for x in "$@"; do echo "$x" | cut -d' ' -f"$f"; done; }
 
 printf '# nodeprobe-io %s vs %s, %s workers, %s B random reads, %s repeats (median); host %s, %s cores\n' \
   "$("$np" --version | awk '{print $2}')" "$(fio --version)" "$workers" "$bytes" "$repeats" "$(hostname)" "$(nproc)"
-printf '%-7s %-5s %-14s %12s %12s %8s %18s\n' layout cache method nodeprobe-io fio ratio "CPU us/read np|fio"
+hdr_huge=""; [[ $fio_huge != off ]] && hdr_huge=$(printf ' %14s %8s' fio-hugepage ratio)
+printf '%-7s %-5s %-14s %12s %12s %8s %18s%s\n' layout cache method nodeprobe-io fio ratio "CPU us/read np|fio" "$hdr_huge"
+ratio_of() {  # ours[] theirs[] names: median of the per-repeat ratios
+  local -n a=$1 b=$2
+  local r=() i
+  for ((i = 0; i < repeats; i++)); do r+=("$(python3 -c "print(${a[i]%% *}/${b[i]%% *})")"); done
+  python3 -c "import statistics,sys; print('%.2fx' % statistics.median(float(x) for x in sys.argv[1:]))" "${r[@]}"
+}
 for layout in shards files; do
   for cache in cold warm; do
-    ours=(); theirs=()
+    ours=(); theirs=(); huge=()
     if [[ $cache == cold ]]; then args=(direct cold $epochs_cold 1); else args=(pread warm $epochs_warm 0); fi
     # --warm reads everything once first, so fio then finds the same pages cached.
     [[ $cache == warm ]] && np_mbs "$dir/$layout" pread warm 1 >/dev/null
     for ((i = 0; i < repeats; i++)); do
-      # Alternate who goes first, so drift in the machine's load hits both alike.
-      if (( i % 2 == 0 )); then
-        ours+=("$(np_mbs "$dir/$layout" "${args[0]}" "${args[1]}" "${args[2]}")")
-        theirs+=("$(fio_mbs "$layout" "${args[3]}" "${args[2]}")")
-      else
-        theirs+=("$(fio_mbs "$layout" "${args[3]}" "${args[2]}")")
-        ours+=("$(np_mbs "$dir/$layout" "${args[0]}" "${args[1]}" "${args[2]}")")
-      fi
+      # Rotate who goes first, so drift in the machine's load hits all alike.
+      for ((k = 0; k < 3; k++)); do
+        case $(( (i + k) % 3 )) in
+          0) ours+=("$(np_mbs "$dir/$layout" "${args[0]}" "${args[1]}" "${args[2]}")") ;;
+          1) theirs+=("$(fio_mbs "$layout" "${args[3]}" "${args[2]}")") ;;
+          2) [[ $fio_huge != off ]] && huge+=("$(fio_mbs "$layout" "${args[3]}" "${args[2]}" --mem=shmhuge)") ;;
+        esac
+      done
     done
     o=$(median $(field 1 "${ours[@]}")); t=$(median $(field 1 "${theirs[@]}"))
-    # The ratio is the median of each repeat's own ratio (the two runs of a
-    # repeat are adjacent in time, so slow drift in the device cancels out).
-    pairs=(); for ((i = 0; i < repeats; i++)); do
-      pairs+=("$(python3 -c "print(${ours[i]%% *}/${theirs[i]%% *})")"); done
-    ratio=$(python3 -c "import statistics,sys; print('%.2fx' % statistics.median(float(x) for x in sys.argv[1:]))" "${pairs[@]}")
+    # A ratio is the median of each repeat's own ratio (the runs of a repeat
+    # are adjacent in time, so slow drift in the device cancels out).
+    ratio=$(ratio_of ours theirs)
     oc=$(median $(field 2 "${ours[@]}")); tc=$(median $(field 2 "${theirs[@]}"))
     method=$([[ $cache == cold ]] && echo "O_DIRECT/psync" || echo "pread/psync")
-    printf '%-7s %-5s %-14s %12s %12s %8s %18s\n' "$layout" "$cache" "$method" "$o MB/s" "$t MB/s" \
-      "$ratio" "$oc | $tc"
-    echo "#   runs (MB/s): nodeprobe-io $(field 1 "${ours[@]}" | paste -sd' ') | fio $(field 1 "${theirs[@]}" | paste -sd' ')" >&2
+    col_huge=""
+    if [[ $fio_huge != off ]]; then
+      col_huge=$(printf ' %14s %8s' "$(median $(field 1 "${huge[@]}")) MB/s" "$(ratio_of ours huge)")
+    fi
+    printf '%-7s %-5s %-14s %12s %12s %8s %18s%s\n' "$layout" "$cache" "$method" "$o MB/s" "$t MB/s" \
+      "$ratio" "$oc | $tc" "$col_huge"
+    echo "#   runs (MB/s): nodeprobe-io $(field 1 "${ours[@]}" | paste -sd' ') | fio $(field 1 "${theirs[@]}" | paste -sd' ')${huge:+ | fio-hugepage $(field 1 "${huge[@]}" | paste -sd' ')}" >&2
   done
 done
 if [[ $keep == 0 ]]; then
