@@ -31,6 +31,45 @@ extern char** environ;
 namespace nodeprobe::diag {
 namespace {
 
+// The diag row of the verdict table: what was found and what was read.
+void summarise_diagnosis(const std::vector<Finding>& findings, ProbeResult& d) {
+  std::size_t n[3] = {0, 0, 0};  // error, warn, info
+  for (const auto& f : findings)
+    ++n[f.severity == Severity::kError ? 0 : f.severity == Severity::kWarn ? 1 : 2];
+  std::size_t analysed = 0, total = 0;
+  double bytes = 0;
+  if (d.data.is_object() && d.data.contains("sources") && d.data["sources"].is_array()) {
+    for (const auto& s : d.data["sources"]) {
+      ++total;
+      if (s.value("status", "") != "analysed") continue;
+      ++analysed;
+      if (s.contains("bytes") && s["bytes"].is_number()) bytes += s["bytes"].get<double>();
+    }
+  }
+  const char* sev[3] = {"error", "warn", "info"};
+  for (int i = 0; i < 3; ++i) {
+    Metric m;
+    m.name = "findings";
+    m.value = static_cast<double>(n[i]);
+    m.unit = "count";
+    m.better = Better::kLower;
+    m.labels = {{"severity", sev[i]}};
+    d.metrics.push_back(m);
+  }
+  Metric b;
+  b.name = "logs_scanned";
+  b.value = bytes / 1e6;
+  b.unit = "MB";  // more log read is more coverage
+  d.metrics.push_back(b);
+  if (d.status != Status::kPass) {
+    std::string r = std::to_string(findings.size()) + " findings (";
+    r += std::to_string(n[0]) + " error, " + std::to_string(n[1]) + " warn, " + std::to_string(n[2]) + " info)";
+    r += "; " + std::to_string(analysed) + " of " + std::to_string(total) + " sources analysed";
+    d.reason = r;
+  }
+}
+
+
 volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
 
@@ -324,6 +363,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
         st.push_back(f.severity == Severity::kError ? Status::kFail
                      : f.severity == Severity::kWarn ? Status::kWarn : Status::kPass);
       d.status = st.empty() ? Status::kPass : aggregate(st);
+      summarise_diagnosis(diag_findings, d);
       raised.insert(raised.end(), diag_findings.begin(), diag_findings.end());
     } catch (const std::exception& e) {
       d.status = Status::kError;

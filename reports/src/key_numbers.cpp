@@ -17,6 +17,7 @@ const std::vector<KeyMetric>& key_metric_table() {
       {"io", "au", {}, "AU best", false},
       {"io", "samples_per_s", {}, "best", false},
       {"io", "throughput", {}, "best", false},
+      {"diag", "logs_scanned", {}, "logs scanned", false},
   };
   return t;
 }

@@ -45,6 +45,28 @@ TEST(Accept, RunsTheProbesOfThisBuildAndWritesAValidReport) {
   EXPECT_EQ(rep.probes[0].name, "limits");
   EXPECT_NE(rep.probes[0].status, Status::kError) << rep.probes[0].reason;
   EXPECT_NE(r.out.find("verdict:"), std::string::npos);
+  // The diagnosis row says what it found and read: one findings count per
+  // severity that adds up to the findings it raised, and the logs it scanned.
+  const ProbeResult* diag = nullptr;
+  for (const auto& p : rep.probes)
+    if (p.name == "diag") diag = &p;
+  ASSERT_NE(diag, nullptr);
+  double counted = 0;
+  int severities = 0;
+  bool scanned = false;
+  for (const auto& m : diag->metrics) {
+    if (m.name == "findings") {
+      counted += m.value;
+      ++severities;
+    }
+    scanned |= m.name == "logs_scanned" && m.unit == "MB" && m.value >= 0;
+  }
+  EXPECT_EQ(severities, 3);
+  EXPECT_TRUE(scanned);
+  if (diag->status == Status::kWarn || diag->status == Status::kFail) {
+    EXPECT_NE(diag->reason.find(std::to_string(static_cast<int>(counted)) + " findings"), std::string::npos)
+        << diag->reason;
+  }
   expect_schema_valid(text);
 }
 
