@@ -15,6 +15,14 @@ function(_np_pch_targets dir out)
   set(${out} ${_targets} PARENT_SCOPE)
 endfunction()
 
+# An unusable copy must never fail a -Werror build; it only costs time. Some
+# dependencies' pkg-config flags bring -pthread (which defines _REENTRANT)
+# and others do not: every user and both copies get it, so one copy fits all.
+function(_np_pch_flags t)
+  target_compile_options(${t} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=invalid-pch> $<$<COMPILE_LANGUAGE:CXX>:-pthread>)
+endfunction()
+
 function(nodeprobe_apply_pch)
   if(NOT NODEPROBE_PCH)
     return()
@@ -23,18 +31,15 @@ function(nodeprobe_apply_pch)
   add_library(nodeprobe_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch_anchor.cpp)
   target_link_libraries(nodeprobe_pch PRIVATE nlohmann_json::nlohmann_json Threads::Threads nodeprobe_warnings)
   target_precompile_headers(nodeprobe_pch PRIVATE <nlohmann/json.hpp> ${_std})
+  _np_pch_flags(nodeprobe_pch)
   if(NODEPROBE_BUILD_TESTS)
     add_library(nodeprobe_test_pch STATIC ${CMAKE_SOURCE_DIR}/cmake/pch_anchor.cpp)
     target_link_libraries(nodeprobe_test_pch PRIVATE nlohmann_json::nlohmann_json GTest::gtest GTest::gmock
       Threads::Threads nodeprobe_warnings)
     target_precompile_headers(nodeprobe_test_pch PRIVATE <gtest/gtest.h> <gmock/gmock.h>
       <nlohmann/json.hpp> ${_std})
+    _np_pch_flags(nodeprobe_test_pch)
   endif()
-  # An unusable copy must never fail a -Werror build; it only costs time.
-  # Some dependencies' pkg-config flags bring -pthread (which defines
-  # _REENTRANT) and others do not: compile everything with it so one copy fits.
-  target_compile_options(nodeprobe_warnings INTERFACE
-    $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=invalid-pch> $<$<COMPILE_LANGUAGE:CXX>:-pthread>)
   _np_pch_targets(${CMAKE_SOURCE_DIR} _all)
   foreach(_t IN LISTS _all)
     get_target_property(_type ${_t} TYPE)
@@ -62,8 +67,7 @@ function(nodeprobe_apply_pch)
     if(NOT _has_cxx)
       continue()
     endif()
-    target_compile_options(${_t} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-Wno-error=invalid-pch> $<$<COMPILE_LANGUAGE:CXX>:-pthread>)
+    _np_pch_flags(${_t})
     get_target_property(_dir ${_t} SOURCE_DIR)
     if(_dir MATCHES "^${CMAKE_SOURCE_DIR}/tests" AND TARGET nodeprobe_test_pch)
       target_link_libraries(${_t} PRIVATE GTest::gtest GTest::gmock Threads::Threads)

@@ -2,21 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace nodeprobe::allreduce {
 namespace {
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float float_of(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
 
 constexpr std::size_t kBases = 31;
 
@@ -93,7 +81,7 @@ double load_elem(const void* buf, std::size_t i, DType type) {
     case DType::kBFloat16:
       return static_cast<double>(bf16_to_float(static_cast<const std::uint16_t*>(buf)[i]));
     case DType::kFloat16:
-      return static_cast<double>(fp16_to_float(static_cast<const std::uint16_t*>(buf)[i]));
+      return static_cast<double>(half_to_float(static_cast<const std::uint16_t*>(buf)[i]));
   }
   return 0;
 }
@@ -106,53 +94,12 @@ void store_elem(void* buf, std::size_t i, DType type, double v) {
       static_cast<std::uint16_t*>(buf)[i] = float_to_bf16(static_cast<float>(v));
       break;
     case DType::kFloat16:
-      static_cast<std::uint16_t*>(buf)[i] = float_to_fp16(static_cast<float>(v));
+      static_cast<std::uint16_t*>(buf)[i] = float_to_half(static_cast<float>(v));
       break;
   }
 }
 
 }  // namespace
-
-std::uint16_t float_to_bf16(float f) {
-  std::uint32_t u = bits_of(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);  // NaN
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return static_cast<std::uint16_t>(u >> 16);
-}
-
-float bf16_to_float(std::uint16_t h) { return float_of(static_cast<std::uint32_t>(h) << 16); }
-
-std::uint16_t float_to_fp16(float f) {
-  const std::uint32_t u = bits_of(f);
-  const std::uint32_t sign = (u >> 16) & 0x8000u;
-  const std::uint32_t absu = u & 0x7fffffffu;
-  if (absu > 0x7f800000u) return static_cast<std::uint16_t>(sign | 0x7e00u);  // NaN
-  if (absu >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (absu < 0x38800000u) {  // subnormal or zero in half
-    const float a = float_of(absu);
-    const float scaled = a * 16777216.0f;  // 2^24: half subnormal unit
-    const auto m = static_cast<std::uint32_t>(std::nearbyint(scaled));
-    return static_cast<std::uint16_t>(sign | m);
-  }
-  std::uint32_t e = ((absu >> 23) - 112u) << 10;
-  std::uint32_t m = absu & 0x7fffffu;
-  std::uint32_t h = e | (m >> 13);
-  const std::uint32_t rest = m & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return static_cast<std::uint16_t>(sign | h);
-}
-
-float fp16_to_float(std::uint16_t h) {
-  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
-  const std::uint32_t e = (h >> 10) & 0x1fu;
-  const std::uint32_t m = h & 0x3ffu;
-  if (e == 0) {
-    const float v = static_cast<float>(m) / 16777216.0f;
-    return sign ? -v : v;
-  }
-  if (e == 31) return float_of(sign | 0x7f800000u | (m << 13));
-  return float_of(sign | ((e + 112u) << 23) | (m << 13));
-}
 
 double input_value(RedOp op, int rank, std::size_t i, int rep) {
   return value_for_base(op, rank, base(i, rep));
@@ -209,7 +156,7 @@ void reduce_into(void* dst, const void* src, std::size_t count, DType type, RedO
       reduce_loop<std::uint16_t>(dst, src, count, op, bf16_to_float, float_to_bf16);
       break;
     case DType::kFloat16:
-      reduce_loop<std::uint16_t>(dst, src, count, op, fp16_to_float, float_to_fp16);
+      reduce_loop<std::uint16_t>(dst, src, count, op, half_to_float, float_to_half);
       break;
   }
 }

@@ -9,14 +9,15 @@
 #include <cstdint>
 
 #include "ar_types.h"
+#include "nodeprobe/float16.h"
 
 namespace nodeprobe::allreduce {
 
-/// Round-to-nearest-even conversions used for bfloat16 / float16 buffers.
-std::uint16_t float_to_bf16(float f);
-float bf16_to_float(std::uint16_t h);
-std::uint16_t float_to_fp16(float f);
-float fp16_to_float(std::uint16_t h);
+/// Round-to-nearest-even conversions for bfloat16 / float16 buffers.
+using nodeprobe::bf16_to_float;
+using nodeprobe::float_to_bf16;
+using nodeprobe::float_to_half;
+using nodeprobe::half_to_float;
 
 /// The input value of element `i` on `rank` for check repetition `rep`.
 double input_value(RedOp op, int rank, std::size_t i, int rep);

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nodeprobe/float16.h"
+
 namespace nodeprobe::gemm {
 
 /// GEMM precisions. The name is the precision of the inputs; every one
@@ -28,12 +30,11 @@ std::size_t input_bytes(Precision p);
 /// Bytes per output element on the device (4, 4, 2, 2, 2: FP8 writes BF16).
 std::size_t output_bytes(Precision p);
 
-/// IEEE 754 binary16, round to nearest even, overflow to infinity.
-std::uint16_t float_to_half(float f);
-float half_to_float(std::uint16_t h);
-/// bfloat16, round to nearest even; NaN stays NaN.
-std::uint16_t float_to_bf16(float f);
-float bf16_to_float(std::uint16_t b);
+/// IEEE 754 binary16 and bfloat16 (nodeprobe/float16.h, shared with allreduce).
+using nodeprobe::bf16_to_float;
+using nodeprobe::float_to_bf16;
+using nodeprobe::float_to_half;
+using nodeprobe::half_to_float;
 /// FP8 E4M3 ("fn": no infinities, max 448, 0x7f/0xff NaN), round to nearest
 /// even, saturating at +-448 as cuBLAS FP8 inputs expect.
 std::uint8_t float_to_e4m3(float f);

@@ -1,7 +1,7 @@
 #pragma once
 /// `nodeprobe diag [--log PATH]... [--bundle DIR|FILE] [--live] [--since DURATION]
 ///                 [--expect TYPE] [--json OUT]`
-/// With neither --log nor --bundle it reads the live system (what it may;
+/// With neither --log nor --bundle it reads the live machine (what it may;
 /// what needs root is skipped with the reason). Exit 1 when a finding of
 /// severity error exists, 0 otherwise, 2 on bad input, 64 on bad usage.
 

@@ -1,6 +1,6 @@
 // EC2 detection: DMI fixtures, the rule that IMDS is asked only on EC2 and
 // only when allowed, and the IMDSv2 exchange against a local fake server on
-// 127.0.0.1 (never the real 169.254.169.254).
+// 127.0.0.1 (never the real instance-metadata address).
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>

@@ -80,12 +80,12 @@ TEST(Data, HalfConversionsRoundToNearestEven) {
   EXPECT_EQ(bf16_to_float(float_to_bf16(256.0f)), 256.0f);
   EXPECT_EQ(bf16_to_float(float_to_bf16(257.0f)), 256.0f);  // 8 significant bits: tie to even
   EXPECT_EQ(bf16_to_float(float_to_bf16(-3.5f)), -3.5f);
-  EXPECT_EQ(fp16_to_float(float_to_fp16(1.0f)), 1.0f);
-  EXPECT_EQ(fp16_to_float(float_to_fp16(2049.0f)), 2048.0f);
-  EXPECT_EQ(fp16_to_float(float_to_fp16(-40.0f)), -40.0f);
-  EXPECT_EQ(float_to_fp16(1.0f), 0x3c00);
-  EXPECT_TRUE(std::isinf(fp16_to_float(float_to_fp16(1e6f))));
-  EXPECT_NEAR(fp16_to_float(float_to_fp16(1e-6f)), 1e-6f, 1e-7f);  // subnormal
+  EXPECT_EQ(half_to_float(float_to_half(1.0f)), 1.0f);
+  EXPECT_EQ(half_to_float(float_to_half(2049.0f)), 2048.0f);
+  EXPECT_EQ(half_to_float(float_to_half(-40.0f)), -40.0f);
+  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
+  EXPECT_TRUE(std::isinf(half_to_float(float_to_half(1e6f))));
+  EXPECT_NEAR(half_to_float(float_to_half(1e-6f)), 1e-6f, 1e-7f);  // subnormal
   EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
 }
 

@@ -1,0 +1,16 @@
+#pragma once
+/// 16-bit floating-point formats on the host, bit-exact with what GPUs store:
+/// IEEE binary16 (half) and bfloat16, both rounding to nearest even, NaN
+/// staying NaN and overflow going to infinity. Used to fill and check GPU
+/// buffers (GEMM references, allreduce data) without a vendor header.
+
+#include <cstdint>
+
+namespace nodeprobe {
+
+std::uint16_t float_to_half(float f);
+float half_to_float(std::uint16_t h);
+std::uint16_t float_to_bf16(float f);
+float bf16_to_float(std::uint16_t b);
+
+}  // namespace nodeprobe
