@@ -7,8 +7,9 @@
 # (median of the per-repeat ratios).
 #
 #   bench/io/compare_fio.sh [--build-dir build] [--dir DIR] [--samples 4096]
-#                           [--size 128Ki] [--workers 2] [--repeats 3] [--keep]
-#                           [--fio-huge auto|on|off]
+#                           [--size 128Ki] [--workers 2] [--repeats 5] [--keep]
+#                           [--batch 8] [--prefetch 2] [--fio-huge auto|on|off]
+#                           [--cold-epochs 2] [--warm-epochs 32]
 #
 # --fio-huge (auto: when root) adds a third peer, fio with its buffers on
 # hugetlb pages (--mem=shmhuge; a few pages are reserved in vm.nr_hugepages
@@ -25,8 +26,12 @@ dir=""
 samples=4096
 size=128Ki
 workers=2
-repeats=3
+repeats=5
 keep=0
+batch=8
+prefetch=2
+epochs_cold=2
+epochs_warm=32
 fio_huge=auto
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -37,8 +42,12 @@ while [[ $# -gt 0 ]]; do
     --workers) workers=$2; shift ;;
     --repeats) repeats=$2; shift ;;
     --keep) keep=1 ;;
+    --batch) batch=$2; shift ;;
+    --prefetch) prefetch=$2; shift ;;
+    --cold-epochs) epochs_cold=$2; shift ;;
+    --warm-epochs) epochs_warm=$2; shift ;;
     --fio-huge) fio_huge=$2; shift ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare_fio.sh: unknown option '$1'" >&2; exit 64 ;;
   esac
   shift
@@ -51,8 +60,6 @@ mkdir -p "$dir"
 
 bytes=$(python3 -c "import sys; u={'':1,'k':1e3,'Ki':1024,'M':1e6,'Mi':1048576}; import re; m=re.fullmatch(r'([0-9.]+)([A-Za-z]*)', sys.argv[1]); print(int(float(m[1])*u[m[2]]))" "$size")
 (( bytes % 4096 == 0 )) || { echo "compare_fio.sh: --size must be a multiple of 4096 (O_DIRECT)" >&2; exit 64; }
-epochs_cold=2
-epochs_warm=4
 
 prep() {  # layout dir extra...
   local d=$1; shift
@@ -67,15 +74,22 @@ sync
 # Each measurement prints "MB/s CPU-us-per-read": the second number does not
 # depend on how much CPU the machine's other tenants leave us.
 # The raw reader: any idle worker takes the next batch (first-free), with
-# PyTorch's default prefetch_factor 2 and batches of 32 (W x P x B records of
-# staging, on huge pages where the kernel allows: copies into a pool that
-# large on 4 KiB pages miss the TLB, which fio's one reused buffer per job
-# never does). Small batches cost a hand-off to the consumer every few reads.
+# PyTorch's default prefetch_factor 2 and batches of --batch records. Each
+# in-flight record needs its own staging slot (W x P x B of them; fio reuses
+# one buffer per job), and where reads land matters even for O_DIRECT on a
+# virtual disk, whose "DMA" is the host copying into guest memory: measured
+# here, reads cycling through 17 MiB of buffers (B=32) run ~10 % slower than
+# into one buffer, while up to ~2 MiB costs nothing. Staging slots are reused
+# most-recently-freed first, and batches of 8 keep the active set near 2 MiB
+# at 128 KiB records (each hand-off to the consumer is amortised over 8 reads).
 # fio reads into its default malloc'ed buffers (4 KiB pages): on a virtio or
 # NVMe disk an O_DIRECT read into one huge page is one physically contiguous
-# segment instead of 32, which is part of why the cold rows can favour us.
+# segment instead of 32, which is why the cold rows favour us against it;
+# the fio-hugepage column removes that advantage.
+# Warm runs are 32 passes (~1 s): at 4 passes (0.13 s) thread start-up and
+# scheduling noise decided the ratio (0.76x-1.33x between runs).
 np_mbs() {  # dir method cache epochs
-  "$np" read --dir "$1" --method "$2" "--$3" -e "$4" -w "$workers" -b 32 -p 2 --dispatch first-free --json - -q |
+  "$np" read --dir "$1" --method "$2" "--$3" -e "$4" -w "$workers" -b "$batch" -p "$prefetch" --dispatch first-free --json - -q |
     python3 -c "import json,sys; d=json.load(sys.stdin)['probes'][0]; assert d['status'] in ('pass','warn'), d['reason']; d=d['data']; print('%.1f %.1f' % (d['bytes']/d['elapsed_s']/1e6, d['cpu_s']/d['samples']*1e6))"
 }
 
@@ -121,8 +135,8 @@ esac
 median() { python3 -c "import statistics,sys; print('%.1f' % statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 field() { local f=$1; shift; for x in "$@"; do echo "$x" | cut -d' ' -f"$f"; done; }
 
-printf '# nodeprobe-io %s vs %s, %s workers, %s B random reads, %s repeats (median); host %s, %s cores\n' \
-  "$("$np" --version | awk '{print $2}')" "$(fio --version)" "$workers" "$bytes" "$repeats" "$(hostname)" "$(nproc)"
+printf '# nodeprobe-io %s vs %s, %s workers, %s B random reads, batch %s prefetch %s, %s/%s passes cold/warm, %s repeats (median); host %s, %s cores\n' \
+  "$("$np" --version | awk '{print $2}')" "$(fio --version)" "$workers" "$bytes" "$batch" "$prefetch" "$epochs_cold" "$epochs_warm" "$repeats" "$(hostname)" "$(nproc)"
 hdr_huge=""; [[ $fio_huge != off ]] && hdr_huge=$(printf ' %14s %8s' fio-hugepage ratio)
 printf '%-7s %-5s %-14s %12s %12s %8s %18s%s\n' layout cache method nodeprobe-io fio ratio "CPU us/read np|fio" "$hdr_huge"
 ratio_of() {  # ours[] theirs[] names: median of the per-repeat ratios

@@ -1,5 +1,7 @@
 #include "plan.h"
 
+#include <algorithm>
+
 #include "io_format.h"
 
 namespace nodeprobe::io {
@@ -30,6 +32,37 @@ BatchPlan plan_batches(std::size_t n, std::size_t batch, bool drop_last) {
   }
   p.samples = p.batches == 0 ? 0 : (p.batches - 1) * batch + p.last_size;
   return p;
+}
+
+SlotPool::SlotPool(std::size_t workers, std::size_t prefetch, bool per_worker)
+    : workers_(workers), prefetch_(prefetch), per_worker_(per_worker), loc_(workers * prefetch, 0) {
+  reset();
+}
+
+void SlotPool::reset() {
+  free_.assign(per_worker_ ? workers_ : 1, {});
+  // Slots pushed highest first, so each pool hands out its lowest slot first.
+  for (std::size_t s = loc_.size(); s-- > 0;) free_[per_worker_ ? s / prefetch_ : 0].push_back(s);
+  std::fill(loc_.begin(), loc_.end(), 0);
+  released_ = 0;
+}
+
+bool SlotPool::available(std::size_t k) const {
+  if (free_[pool_of(k)].empty()) return false;
+  return per_worker_ || k < released_ + loc_.size();
+}
+
+std::size_t SlotPool::take(std::size_t k) {
+  auto& stack = free_[pool_of(k)];
+  const std::size_t s = stack.back();
+  stack.pop_back();
+  loc_[k % loc_.size()] = s;
+  return s;
+}
+
+void SlotPool::release(std::size_t k) {
+  free_[pool_of(k)].push_back(slot(k));
+  released_ = k + 1;
 }
 
 }  // namespace nodeprobe::io

@@ -42,6 +42,7 @@ class Staging {
  private:
   std::uint8_t* data_ = nullptr;
   std::size_t bytes_ = 0;
+  std::size_t alloc_ = 0;  // bytes_ rounded up to whole huge pages when THP is usable
   PinInfo info_;
   void* cuda_ = nullptr;  // cuda::Copier when a GPU is used
   bool locked_ = false;

@@ -67,22 +67,66 @@ TEST(IoBatchPlanTest, DropLastAndTail) {
   EXPECT_EQ(p.last_size, 10u);
 }
 
-TEST(IoSlotMapping, RoundRobinWorkersAndPrefetchDepth) {
+TEST(IoSlotPool, RoundRobinWorkersStayInTheirOwnSlots) {
   const std::size_t W = 3, P = 2;
-  for (std::size_t k = 0; k < 60; ++k) {
-    const std::size_t s = slot_of(k, W, P);
+  SlotPool pool(W, P, true);
+  ASSERT_EQ(pool.slots(), W * P);
+  // Each worker fills its P slots, then must wait for the consumer.
+  std::set<std::size_t> used;
+  for (std::size_t k = 0; k < W * P; ++k) {
     EXPECT_EQ(worker_of(k, W), k % W);
-    // A worker's batches stay in its own slots.
-    EXPECT_EQ(s / P, worker_of(k, W));
-    EXPECT_LT(s, W * P);
+    ASSERT_TRUE(pool.available(k)) << k;
+    const std::size_t s = pool.take(k);
+    EXPECT_EQ(s / P, worker_of(k, W)) << "batch " << k << " left its worker's slots";
+    EXPECT_EQ(pool.slot(k), s);
+    used.insert(s);
   }
-  // P consecutive batches of one worker use P different slots; the next one reuses the first.
-  for (std::size_t w = 0; w < W; ++w) {
-    std::set<std::size_t> used;
-    for (std::size_t j = 0; j < P; ++j) used.insert(slot_of(w + j * W, W, P));
-    EXPECT_EQ(used.size(), P);
-    EXPECT_EQ(slot_of(w + P * W, W, P), slot_of(w, W, P));
+  EXPECT_EQ(used.size(), W * P);
+  for (std::size_t k = W * P; k < W * P + W; ++k) EXPECT_FALSE(pool.available(k)) << k;
+  // Releasing batch 0 frees one slot of worker 0 only.
+  pool.release(0);
+  EXPECT_TRUE(pool.available(W * P));
+  EXPECT_FALSE(pool.available(W * P + 1));
+}
+
+TEST(IoSlotPool, ReusesTheSlotFreedLast) {
+  // A consumer that keeps up: two workers, two batches in flight, four slots.
+  SlotPool pool(2, 2, false);
+  std::set<std::size_t> touched;
+  touched.insert(pool.take(0));
+  touched.insert(pool.take(1));
+  for (std::size_t k = 2; k < 100; ++k) {
+    pool.release(k - 2);
+    ASSERT_TRUE(pool.available(k));
+    const std::size_t s = pool.take(k);
+    EXPECT_EQ(s, pool.slot(k - 2)) << "batch " << k << " did not take the slot just freed";
+    touched.insert(s);
   }
+  // Round-robin over all four slots would touch all of them; LIFO keeps to two.
+  EXPECT_EQ(touched.size(), 2u);
+}
+
+TEST(IoSlotPool, SharedPoolKeepsASlotForTheBatchTheConsumerWaitsFor) {
+  // Batch 0's worker is slow: later batches may fill slots, but never all of
+  // the slots batch 0 needs, or the consumer (waiting for 0) would deadlock.
+  const std::size_t W = 2, P = 2;
+  SlotPool pool(W, P, false);
+  for (std::size_t k = 1; k < W * P; ++k) {
+    ASSERT_TRUE(pool.available(k));
+    pool.take(k);
+  }
+  EXPECT_FALSE(pool.available(W * P)) << "batch W P must wait for batch 0's release";
+  EXPECT_TRUE(pool.available(0));
+  const std::size_t s0 = pool.take(0);
+  EXPECT_EQ(pool.slot(0), s0);
+  EXPECT_FALSE(pool.available(W * P));
+  pool.release(0);
+  EXPECT_TRUE(pool.available(W * P));
+  EXPECT_EQ(pool.take(W * P), s0);
+  // After reset every slot is free again and nothing is released.
+  pool.reset();
+  for (std::size_t k = 0; k < W * P; ++k) EXPECT_EQ(pool.take(k), k);
+  EXPECT_FALSE(pool.available(W * P));
 }
 
 }  // namespace
