@@ -5,22 +5,6 @@
 #include <cstring>
 
 namespace nodeprobe::gemm {
-namespace {
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float float_of(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-}  // namespace
-
 std::string_view to_string(Precision p) {
   switch (p) {
     case Precision::kFp32: return "fp32";
@@ -56,7 +40,7 @@ std::size_t output_bytes(Precision p) {
 }
 
 std::uint8_t float_to_e4m3(float f) {
-  const std::uint32_t u = bits_of(f);
+  const std::uint32_t u = float_bits(f);
   const auto sign = static_cast<std::uint8_t>((u >> 24) & 0x80u);
   const std::uint32_t mag = u & 0x7fffffffu;
   if (mag > 0x7f800000u) return static_cast<std::uint8_t>(sign | 0x7fu);  // NaN
@@ -87,9 +71,9 @@ float e4m3_to_float(std::uint8_t b) {
 }
 
 float round_to_tf32(float f) {
-  const std::uint32_t u = bits_of(f);
+  const std::uint32_t u = float_bits(f);
   if ((u & 0x7f800000u) == 0x7f800000u) return f;  // inf / NaN unchanged
-  return float_of((u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u);
+  return float_from_bits((u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u);
 }
 
 float round_input(Precision p, float f) {

@@ -32,6 +32,8 @@ std::size_t output_bytes(Precision p);
 
 /// IEEE 754 binary16 and bfloat16 (nodeprobe/float16.h, shared with allreduce).
 using nodeprobe::bf16_to_float;
+using nodeprobe::float_bits;
+using nodeprobe::float_from_bits;
 using nodeprobe::float_to_bf16;
 using nodeprobe::float_to_half;
 using nodeprobe::half_to_float;

@@ -78,10 +78,10 @@ sync
 # in-flight record needs its own staging slot (W x P x B of them; fio reuses
 # one buffer per job), and where reads land matters even for O_DIRECT on a
 # virtual disk, whose "DMA" is the host copying into guest memory: measured
-# here, reads cycling through 17 MiB of buffers (B=32) run ~10 % slower than
-# into one buffer, while up to ~2 MiB costs nothing. Staging slots are reused
-# most-recently-freed first, and batches of 8 keep the active set near 2 MiB
-# at 128 KiB records (each hand-off to the consumer is amortised over 8 reads).
+# here (bench/io/buffer_footprint.sh), reads cycling through 16.5 MiB of
+# buffers (B=32) run 0.85x as fast as into one buffer, through 2 MiB 0.95x.
+# Staging slots are reused most-recently-freed first, and batches of 8 keep
+# the active set near 2 MiB at 128 KiB records (each hand-off to the consumer is amortised over 8 reads).
 # fio reads into its default malloc'ed buffers (4 KiB pages): on a virtio or
 # NVMe disk an O_DIRECT read into one huge page is one physically contiguous
 # segment instead of 32, which is why the cold rows favour us against it;

@@ -64,7 +64,6 @@ class Pipeline final : public BatchSource {
     latency_ = latency;
     stop_ = false;
     next_ = 0;
-    ready_count_ = 0;
     filled_ = 0;
     std::fill(state_.begin(), state_.end(), kFree);
     std::fill(batch_of_.begin(), batch_of_.end(), kNone);
@@ -84,15 +83,10 @@ class Pipeline final : public BatchSource {
 
   bool acquire(std::size_t k) override {
     std::unique_lock<std::mutex> lock(mu_);
-    // A stale slot(k) (batch k has no slot yet) holds another batch, never k.
-    auto ready = [&] {
-      const std::size_t s = pool_.slot(k);
-      return state_[s] == kReady && batch_of_[s] == k;
-    };
     waiting_for_ = k;
-    ready_cv_.wait(lock, [&] { return stop_ || ready(); });
+    ready_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
     waiting_for_ = kNone;
-    return ready() && error_.empty();
+    return is_ready(k) && error_.empty();
   }
 
   void release(std::size_t k) override {
@@ -100,7 +94,6 @@ class Pipeline final : public BatchSource {
     {
       std::lock_guard<std::mutex> lock(mu_);
       state_[pool_.slot(k)] = kFree;
-      --ready_count_;
       pool_.release(k);
       wake = slot_waiters_ > 0;
     }
@@ -172,23 +165,26 @@ class Pipeline final : public BatchSource {
         std::lock_guard<std::mutex> lock(mu_);
         bytes_of_[s] = bytes;
         state_[s] = kReady;
-        ++ready_count_;
         ++filled_;
         // No context switch for a batch the consumer is not yet waiting for.
+        const std::size_t ready_count = filled_ - pool_.released();  // filled, not yet released
         wake = consumer_can_go() &&
-               (ready_count_ >= lazy_after_ || slot_waiters_ > 0 || filled_ == plan_.batches);
+               (ready_count >= lazy_after_ || slot_waiters_ > 0 || filled_ == plan_.batches);
       }
       if (wake) ready_cv_.notify_one();
     }
     st.cpu_s += thread_cpu_s() - cpu0;
   }
 
-  // The consumer is blocked on a batch that is ready (call with mu_ held).
-  bool consumer_can_go() const {
-    if (waiting_for_ == kNone) return false;
-    const std::size_t s = pool_.slot(waiting_for_);
-    return state_[s] == kReady && batch_of_[s] == waiting_for_;
+  // Batch k is filled and not yet released (call with mu_ held). Before
+  // batch k takes a slot, slot(k) is stale and holds another batch, never k.
+  bool is_ready(std::size_t k) const {
+    const std::size_t s = pool_.slot(k);
+    return state_[s] == kReady && batch_of_[s] == k;
   }
+
+  // The consumer is blocked on a batch that is ready (call with mu_ held).
+  bool consumer_can_go() const { return waiting_for_ != kNone && is_ready(waiting_for_); }
 
   void fail(const std::string& what) {
     {
@@ -227,7 +223,6 @@ class Pipeline final : public BatchSource {
   std::mutex mu_;
   std::condition_variable free_cv_;  // workers waiting for a slot
   std::size_t slot_waiters_ = 0;
-  std::size_t ready_count_ = 0;  // filled, not yet released
   std::size_t filled_ = 0;       // batches filled this epoch
   std::size_t lazy_after_ = 1;   // ready batches before a waiting consumer is woken
   std::atomic<std::size_t> next_{0};  // first-free: the next unclaimed batch

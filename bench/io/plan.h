@@ -54,6 +54,8 @@ class SlotPool {
   std::size_t slot(std::size_t k) const { return loc_[k % loc_.size()]; }
   /// Batch k, the oldest in flight, is consumed: its slot goes back on top.
   void release(std::size_t k);
+  /// Batches released since reset (they are released in order: [0, released())).
+  std::size_t released() const { return released_; }
 
  private:
   std::size_t pool_of(std::size_t k) const { return per_worker_ ? k % workers_ : 0; }

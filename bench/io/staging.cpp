@@ -3,28 +3,25 @@
 #include <sys/mman.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "io_format.h"
+#include "nodeprobe/fs_root.h"
 
 namespace nodeprobe::io {
 namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
-// THP usable by madvise: "always" or "madvise" (not "never", and present).
+// THP usable by madvise: the active mode is "always" or "madvise".
 bool thp_allowed() {
 #ifdef MADV_HUGEPAGE
   static const bool allowed = [] {
-    std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!f) return false;
-    char buf[128] = {};
-    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-    std::fclose(f);
-    const std::string s(buf, n);
-    return s.find("[never]") == std::string::npos && s.find('[') != std::string::npos;
+    const auto v = FsRoot().read_line("/sys/kernel/mm/transparent_hugepage/enabled");
+    if (!v) return false;
+    const std::string mode = selected_word(*v);
+    return mode == "always" || mode == "madvise";
   }();
   return allowed;
 #else
@@ -69,9 +66,10 @@ Staging::Staging(std::size_t bytes, std::size_t device_bytes, PinMode mode) : by
   // "madvise" mode is common), whatever its size: the allocation is rounded
   // up to whole 2 MiB pages (at most 2 MiB more than asked). Every read copies
   // into a different slot; on 4 KiB pages those copies miss the TLB, and an
-  // O_DIRECT read of 128 KiB becomes 32 DMA segments instead of one (on a
-  // virtio disk that alone costs a third of the throughput). A reader reusing
-  // one small buffer (fio) pays neither.
+  // O_DIRECT read of 128 KiB becomes 32 DMA segments instead of one (on the
+  // development VM's virtio disk fio itself reads ~40 % slower cold with 4 KiB
+  // than with huge-page buffers: bench/io/compare_fio.sh). fio rereads one
+  // small buffer per job, whose pages stay in the TLB.
   alloc_ = bytes;
   std::size_t align = kDirectAlign;
   const bool huge = thp_allowed();

@@ -330,10 +330,7 @@ void LimitsProbe::check_thp(ProbeContext& ctx, ProbeResult& r) {
     unreadable(r, "mem.thp", "always or madvise", ctx.fs, path);
     return;
   }
-  // "always [madvise] never": the bracketed word is the active mode.
-  std::string mode = *v;
-  const auto b = v->find('['), e = v->find(']');
-  if (b != std::string::npos && e != std::string::npos && e > b) mode = v->substr(b + 1, e - b - 1);
+  const std::string mode = selected_word(*v);  // "always [madvise] never"
   const bool ok = mode == "always" || mode == "madvise";
   Check& c = add_check(r, "mem.thp", ok ? Status::kPass : Status::kWarn, mode, "always or madvise",
                        ok ? "" : "echo madvise > " + path +

@@ -83,5 +83,12 @@ TEST(FsRoot, ReadHelpers) {
   EXPECT_EQ(split_ws(" a  b\tc ").size(), 3u);
 }
 
+TEST(FsRoot, SelectedWordOfASysfsSelector) {
+  EXPECT_EQ(selected_word("always madvise [never]"), "never");
+  EXPECT_EQ(selected_word("[always] madvise never"), "always");
+  EXPECT_EQ(selected_word(" performance \n"), "performance");  // no brackets: the whole value
+  EXPECT_EQ(selected_word("broken ] ["), "broken ] [");
+}
+
 }  // namespace
 }  // namespace nodeprobe

@@ -1,27 +1,10 @@
 #include "nodeprobe/float16.h"
 
 #include <cmath>
-#include <cstring>
 
 namespace nodeprobe {
-namespace {
-
-std::uint32_t bits_of(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-
-float float_of(std::uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-}  // namespace
-
 std::uint16_t float_to_half(float f) {
-  const std::uint32_t u = bits_of(f);
+  const std::uint32_t u = float_bits(f);
   const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
   const std::uint32_t mag = u & 0x7fffffffu;
   if (mag >= 0x7f800000u) return static_cast<std::uint16_t>(sign | (mag > 0x7f800000u ? 0x7e00u : 0x7c00u));
@@ -47,16 +30,16 @@ float half_to_float(std::uint16_t h) {
     const float v = std::ldexp(static_cast<float>(mant), -24);
     return sign ? -v : v;
   }
-  if (exp == 31) return float_of(sign | 0x7f800000u | (mant << 13));
-  return float_of(sign | ((exp + 112u) << 23) | (mant << 13));
+  if (exp == 31) return float_from_bits(sign | 0x7f800000u | (mant << 13));
+  return float_from_bits(sign | ((exp + 112u) << 23) | (mant << 13));
 }
 
 std::uint16_t float_to_bf16(float f) {
-  const std::uint32_t u = bits_of(f);
+  const std::uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x40u);
   return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-float bf16_to_float(std::uint16_t b) { return float_of(static_cast<std::uint32_t>(b) << 16); }
+float bf16_to_float(std::uint16_t b) { return float_from_bits(static_cast<std::uint32_t>(b) << 16); }
 
 }  // namespace nodeprobe

@@ -105,4 +105,10 @@ std::vector<std::string> split_ws(const std::string& s) {
   return out;
 }
 
+std::string selected_word(const std::string& s) {
+  const auto b = s.find('['), e = s.find(']');
+  if (b != std::string::npos && e != std::string::npos && e > b) return s.substr(b + 1, e - b - 1);
+  return trim(s);
+}
+
 }  // namespace nodeprobe

@@ -38,5 +38,8 @@ class FsRoot {
 std::string trim(const std::string& s);
 /// Splits on any run of white space.
 std::vector<std::string> split_ws(const std::string& s);
+/// The active choice of a sysfs selector: "always [madvise] never" -> "madvise";
+/// the whole (trimmed) text when nothing is bracketed.
+std::string selected_word(const std::string& s);
 
 }  // namespace nodeprobe
