@@ -87,7 +87,7 @@ TEST(Playbook, EveryCauseTheCodeNamesExists) {
   std::set<std::string> known;
   for (const auto& [id, cause] : kCodeCauses) known.insert(cause);
   for (const char* f : {"sections_gpu.cpp", "sections_sys.cpp", "host_checks.cpp", "resolvers.cpp"}) {
-    const std::string src = slurp(std::string(NODEPROBE_SOURCE_DIR) + "/diag/src/" + f);
+    const std::string src = slurp(std::string(NODEPROBE_SOURCE_DIR) + "/diag/engine/" + f);
     for (const auto& e : pb.entries())
       for (const auto& [ck, cv] : e.causes) {
         (void)cv;
