@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "nodeprobe/stop.h"
+
 namespace nodeprobe::diag {
 
 LineBlockReader::LineBlockReader(const std::string& path) : src_(path) { eof_ = !src_.error().empty(); }
@@ -11,6 +13,11 @@ LineBlockReader::LineBlockReader(std::string_view memory, std::string name) : sr
 std::size_t LineBlockReader::fill(char* dst, std::size_t cap) { return src_.read(dst, cap); }
 
 bool LineBlockReader::next(std::string_view* block) {
+  // Ctrl-C or --timeout (stop.h): what was read so far is analysed.
+  if (stop_requested()) {
+    if (stopped_.empty()) stopped_ = src_.name() + ": not read to the end: " + stop_reason();
+    return false;
+  }
   if (buf_.empty()) buf_.resize(kBlock + kMaxLine);
   if (consumed_ > 0) {
     std::memmove(buf_.data(), buf_.data() + consumed_, len_ - consumed_);

@@ -127,6 +127,11 @@ TEST(AllreduceFaults, StoppedRankZeroDoesNotHangTheOthers) {
   EXPECT_LT(steady_clock().now_s() - t0, 40);
   EXPECT_NE(r.proc.exit_code, 0);
   EXPECT_NE(r.proc.err.find("rank 0 silent for"), std::string::npos) << r.proc.err;
+  // Issue 14: once resumed, rank 0 used to report "rank 1 died"; the silent rank is named.
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.reason().rfind("rank 0 (host ", 0), 0u) << r.reason();
+  EXPECT_NE(r.reason().find("was silent for"), std::string::npos) << r.reason();
+  EXPECT_EQ(r.reason().find("died"), std::string::npos) << r.reason();
 }
 
 TEST(AllreduceFaults, ErrorOnOneRankIsReportedByRankZero) {
