@@ -42,6 +42,15 @@ std::string tail(const std::string& text, std::size_t lines) {
 // Flags the launcher keeps for itself: it writes the report and the exports.
 const char* const kLauncherFlags[] = {"--np", "--json", "--timeout", "--prometheus", "--cloudwatch-emf", "--junit"};
 
+// The first line a rank wrote with our prefix, without it.
+std::string first_rank_line(const std::string& err) {
+  const std::string prefix = std::string(kTool) + ": rank ";
+  std::istringstream in(err);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size() - 5);
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string> strip_launcher_args(int argc, char** argv) {
@@ -166,8 +175,11 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
     std::string why = !r.started ? "could not start " + mpirun + ": " + r.start_error
                       : stopped != StopCause::kNone ? stop_reason() + "; rank 0 wrote no report"
                                                     : "mpirun " + r.describe() + " and rank 0 wrote no report";
+    // What a rank said (rank 0 silent, an error) tells more than mpirun's boilerplate.
+    const std::string said = first_rank_line(r.err);
     const std::string t = tail(r.err, 3);
-    if (!t.empty()) why += "; stderr: " + t;
+    if (!said.empty()) why += "; " + said;
+    else if (!t.empty()) why += "; stderr: " + t;
     rc = write_error_report(opt, argc, argv, s, why);
     if (stopped != StopCause::kNone) rc = stop_exit_code();
   }

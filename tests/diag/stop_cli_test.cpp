@@ -104,7 +104,8 @@ TEST(DiagStop, ReadThatNeverReturnsStillLeavesAReportAfterTheGrace) {
   p.signal(SIGTERM);  // nothing more is written: the read blocks for good
   ASSERT_EQ(p.wait(30), 130) << p.err();
   EXPECT_NE(p.err().find("did not stop in time"), std::string::npos) << p.err();
-  const Json& e = diag_entry(load(d.file("r.json")));
+  const Json rep = load(d.file("r.json"));
+  const Json& e = diag_entry(rep);
   EXPECT_EQ(e.at("status"), "error");
   EXPECT_NE(e.at("reason").get<std::string>().find("interrupted by SIGTERM"), std::string::npos) << e.dump();
 }
@@ -144,7 +145,8 @@ TEST(DiagStop, SigintDuringABundleRemovesItsExtractionDirectory) {
   p.signal(SIGINT);
   ASSERT_EQ(p.wait(30), 130) << p.err();
   EXPECT_TRUE(fs::is_empty(tmp.path())) << "the extraction directory was left behind";
-  const Json& e = diag_entry(load(d.file("r.json")));
+  const Json rep = load(d.file("r.json"));
+  const Json& e = diag_entry(rep);
   EXPECT_EQ(e.at("status"), "error");
   EXPECT_NE(e.at("reason").get<std::string>().find("interrupted by SIGINT"), std::string::npos) << e.dump();
 }
@@ -179,7 +181,8 @@ TEST(CollectStop, OwnTimeoutBundlesWhatWasCollected) {
   EXPECT_TRUE(fs::is_empty(tmp.path()));
   // The bundle is valid and says what was not collected.
   const auto b = run({bin("nodeprobe"), "diag", "--bundle", d.file("b.tar.gz"), "--json", d.file("r.json"), "-q"});
-  const Json& e = diag_entry(load(d.file("r.json")));
+  const Json rep = load(d.file("r.json"));
+  const Json& e = diag_entry(rep);
   bool told = false;
   for (const auto& s : e.at("data").at("sources"))
     told = told || s.value("reason", "").find("not collected: deadline of --timeout") != std::string::npos;

@@ -28,7 +28,7 @@ TEST_P(IoInterrupt, ReadKeepsTheEpochsThatFinished) {
   // 8 batches of 20 ms per epoch: several epochs finish before the signal.
   nt::Background p({nt::bin("nodeprobe-io"), "read", "--dir", s.sub("ds"), "-w", "1", "-b", "8", "--step-ms", "20",
                     "-e", "100000", "--json", s.sub("r.json"), "-q"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
   p.signal(GetParam());
   ASSERT_EQ(p.wait(30), 130) << p.err();
   const auto r = load(s.sub("r.json"));
