@@ -12,6 +12,7 @@
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/error.h"
+#include "nodeprobe/fd.h"
 #include "nodeprobe/stop.h"
 
 namespace nodeprobe {
@@ -22,20 +23,6 @@ constexpr int kMaxDepth = 64;
 [[noreturn]] void fail(int err, const std::string& what, const char* call) {
   throw_api_error("posix", err, errno_name(err), std::strerror(err) + (": " + what), call, __FILE__, __LINE__);
 }
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 EntryKind kind_of(mode_t m) {
   if (S_ISLNK(m)) return EntryKind::kLink;
