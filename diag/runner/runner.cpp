@@ -90,6 +90,12 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
                                    "could not start " + spec.executable + ": " + r.start_error, 0));
     return out;
   }
+  struct stat st {};
+  // Stopped (stop.h) without a report of its own: killed by us, not crashed.
+  if (r.cancelled && ::stat(json.c_str(), &st) != 0) {
+    out.probes.push_back(stopped_probe(spec.name, true));
+    return out;
+  }
   if (r.timed_out) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "%s exceeded its %g s deadline; its process group was killed",
@@ -103,11 +109,6 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
         spec.name, Status::kError,
         with_tail("crashed: " + spec.executable + " " + r.describe(), out.stderr_tail),
         r.duration_s));
-    return out;
-  }
-  struct stat st {};
-  if (r.cancelled && ::stat(json.c_str(), &st) != 0) {
-    out.probes.push_back(stopped_probe(spec.name, true));
     return out;
   }
   if (::stat(json.c_str(), &st) == 0) {

@@ -159,7 +159,7 @@ std::string check_output_path(const std::string& path) {
   if (path.empty() || path == "-") return {};
   std::string dir, base;
   split(path, &dir, &base);
-  const std::string head = "cannot write " + path + ": ";
+  const std::string head = "cannot write report " + path + ": ";
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return head + "directory " + dir + ": " + std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return head + dir + " is not a directory";

@@ -93,13 +93,21 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
   Report report = new_report(tool_name, argc, argv, opt.label);
   report.host = collect_host_facts(fs, environ);
 
+  bool stop_told = false;  // the first probe the stop reached carries its status
   for (std::size_t i = 0; i < probes.size(); ++i) {
     Probe& probe = *probes[i];
     std::vector<std::string> later;
     for (std::size_t k = i + 1; k < probes.size(); ++k) later.push_back(probes[k]->key());
     set_emergency_report(report, {probe.key()}, later, opt, tool_name);
     if (stop_requested()) {
-      report.probes.push_back(stopped_probe(probe.key(), false));
+      ProbeResult p = stopped_probe(probe.key(), false);
+      if (!stop_told) {
+        p = ProbeResult{};
+        p.name = probe.key();
+        mark_stopped(p);
+      }
+      stop_told = true;
+      report.probes.push_back(std::move(p));
       continue;
     }
 
@@ -123,6 +131,7 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
       }
       probe.fill_host(report.host);
       mark_stopped(result);
+      stop_told = stop_requested();
     }
     if ((result.status == Status::kSkip || result.status == Status::kError ||
          result.status == Status::kTimeout) &&
