@@ -157,7 +157,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   };
   const double deadline = opt.common.timeout_s > 0 ? t_start + opt.common.timeout_s : 0;
   // Rank 0 keeps the run's deadline (the others only a fallback in Control).
-  if (rank == 0 && deadline > 0) set_stop_deadline(std::max(1e-3, deadline - steady_clock().now_s()));
+  if (rank == 0 && deadline > 0) set_stop_deadline(opt.common.timeout_s, t_start);
   ctl.start(addr.ip, deadline, opt.stall_timeout_s, on_fatal);
   set_emergency_writer([&ctl] { ctl.end_for_stop(); });
   if (rank == 0) {

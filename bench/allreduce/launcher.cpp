@@ -155,12 +155,11 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   if (::stat(child_json.c_str(), &st) == 0) {
     try {
       Report rep = load_report(child_json);
-      if (stopped != StopCause::kNone && !rep.probes.empty() &&
-          (rep.probes.front().status == Status::kError || rep.probes.front().status == Status::kTimeout)) {
-        // The ranks saw mpirun's SIGTERM; say what stopped the run.
+      if (stopped == StopCause::kSignal && !rep.probes.empty() && rep.probes.front().status == Status::kError) {
+        // The ranks saw mpirun's SIGTERM; say what stopped the run. (At the
+        // deadline the ranks' own, earlier one has said it already.)
         ProbeResult& p = rep.probes.front();
         p.reason = stop_reason() + "; mpirun passed it on to the ranks: " + p.reason;
-        if (stopped == StopCause::kDeadline) p.status = Status::kTimeout;
         finalize_report(rep);
       }
       // Rank 0 printed the people's text already.

@@ -189,6 +189,10 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     std::cerr << kTool << ": " << why << "\n";
     return exit_code::kError;
   }
+  // SIGINT, SIGTERM and SIGHUP (an ssh session dropping) all end the run the
+  // same way: the probe in flight reports what it measured, the dataset goes,
+  // the report says what finished (exit 130; 124 at --timeout).
+  install_stop_handlers({kTool, common.timeout_s, kAcceptGrace_s});
   Expectations expectations;
   try {
     expectations = load_expectations(opt.expectations);
@@ -237,10 +241,6 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
 
   std::ostream& text = text_stream(common);
   const bool tty = text_is_tty(common);
-  // SIGINT, SIGTERM and SIGHUP (an ssh session dropping) all end the run the
-  // same way: the probe in flight reports what it measured, the dataset goes,
-  // the report says what finished (exit 130; 124 at --timeout).
-  install_stop_handlers({kTool, common.timeout_s, kAcceptGrace_s});
   std::unique_ptr<OwnedTempDir> work;
   try {
     work = std::make_unique<OwnedTempDir>(temp_parent(), "nodeprobe-accept");

@@ -188,10 +188,11 @@ void install_stop_handlers(const StopOptions& opt) {
   wake();
 }
 
-void set_stop_deadline(double timeout_s) {
+void set_stop_deadline(double timeout_s, double started_s) {
   {
     std::lock_guard<std::mutex> lk(g_mu);
-    g_deadline = timeout_s > 0 ? steady_clock().now_s() + timeout_s : 0;
+    g_deadline = timeout_s > 0 ? (started_s > 0 ? started_s : steady_clock().now_s()) + timeout_s : 0;
+    g_opt.timeout_s = timeout_s;
   }
   wake();
 }

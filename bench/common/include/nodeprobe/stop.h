@@ -34,8 +34,9 @@ struct StopOptions {
 /// process; a second call only updates the options and the deadline).
 void install_stop_handlers(const StopOptions& opt);
 
-/// Moves the deadline to `timeout_s` from now (0: none).
-void set_stop_deadline(double timeout_s);
+/// Moves the deadline to `timeout_s` after `started_s` (steady-clock seconds;
+/// 0: now). timeout_s 0: no deadline.
+void set_stop_deadline(double timeout_s, double started_s = 0);
 
 bool stop_requested() noexcept;
 StopCause stop_cause() noexcept;
