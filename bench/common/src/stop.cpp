@@ -138,7 +138,11 @@ void watch() {
     }
     const double t = steady_clock().now_s();
     if (!final_write && deadline > 0 && t >= deadline && !stop_requested()) note_event(StopCause::kDeadline, 0);
-    if (!stop_requested()) continue;
+    if (!stop_requested()) {
+      stop_at = 0;  // a new run (install_stop_handlers) starts afresh
+      said = false;
+      continue;
+    }
     if (stop_at == 0) stop_at = t;
     const int events = g_events.load();
     if (final_write) {
@@ -165,9 +169,16 @@ void watch() {
 
 void install_stop_handlers(const StopOptions& opt) {
   {
+    // A new run (tests run several in one process): nothing of the last one's
+    // stop, checkpoint or final write carries over.
     std::lock_guard<std::mutex> lk(g_mu);
     g_opt = opt;
     g_deadline = opt.timeout_s > 0 ? steady_clock().now_s() + opt.timeout_s : 0;
+    g_writer = nullptr;
+    g_final = false;
+    g_cause.store(0);
+    g_signal.store(0);
+    g_events.store(0);
   }
   std::call_once(g_started, [] {
     if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_pipe[0] = g_pipe[1] = -1;
