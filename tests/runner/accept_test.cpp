@@ -35,7 +35,8 @@ void expect_schema_valid(const std::string& text) {
 TEST(Accept, RunsTheProbesOfThisBuildAndWritesAValidReport) {
   TempDir d;
   const std::string out = d.file("accept.json");
-  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--label", "ci"}, 120);
+  // The IO dataset goes to the test's own directory, not the largest disk.
+  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--label", "ci", "--data-dir", d.path()}, 120);
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;
   const std::string text = read_file(out);
   const Report rep = parse_report(text, out);
