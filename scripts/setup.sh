@@ -252,9 +252,10 @@ plan_deb() {
   pm=apt
   required=(build-essential g++ make cmake ninja-build pkg-config git nlohmann-json3-dev libcli11-dev
     libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps libre2-dev zlib1g-dev)
-  optional=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libpcre2-dev liburing-dev
-    libvalijson-dev iptables time)
-  # Ubuntu's chromium is a snap wrapper that does not run in containers.
+  optional=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libpcre2-dev liburing-dev iptables time)
+  # Ubuntu 22.04 has no valijson (the schema tests skip); Ubuntu's chromium is
+  # a snap wrapper that does not run in containers.
+  [[ $os_id:$os_version == ubuntu:22.04 ]] || optional+=(libvalijson-dev)
   [[ $os_id == ubuntu ]] || optional+=(chromium)
   local system_gcc=""
   case "$os_id:$os_version" in
@@ -301,10 +302,11 @@ installed() {  # PACKAGE: already installed?
     *) rpm -q "$1" >/dev/null 2>&1 ;;
   esac
 }
-missing_of() {  # PACKAGE...: those not installed (a dry run assumes none is)
+is_missing() { [[ $dry_run == 1 ]] || ! installed "$1"; }  # a dry run assumes nothing is installed
+missing_of() {  # PACKAGE...: those not installed
   local p
   for p in "$@"; do
-    if [[ $dry_run == 1 ]] || ! installed "$p"; then echo "$p"; fi
+    if is_missing "$p"; then echo "$p"; fi
   done
 }
 
@@ -337,13 +339,13 @@ install_rpm() {
     log "no root or sudo: optional packages are not installed"; return
   fi
   if [[ $family == el ]]; then
-    missing_of dnf-plugins-core | grep -q . && step must dnf install -y dnf-plugins-core
+    if is_missing dnf-plugins-core; then step must dnf install -y dnf-plugins-core; fi
     if [[ $dry_run == 1 ]]; then echo "note: $crb_note"; fi
     step try "${crb_cmd[@]}" || log "could not enable $crb_note: ninja-build, libfabric-devel and others stay missing"
     if [[ -n $deps_dir ]]; then
       log "offline (--deps): EPEL is not added; the pinned libraries come from $deps_dir"
       [[ $dry_run == 1 ]] && echo "note: offline: EPEL not added"
-    elif missing_of epel-release | grep -q .; then
+    elif is_missing epel-release; then
       step try "${epel_cmd[@]}" || log "could not add EPEL: Google Benchmark and RE2 come from their pinned sources or stay missing"
     fi
     # The toolset: the best one the repositories have.
@@ -359,6 +361,7 @@ install_rpm() {
     done
     [[ -n $done_ts ]] || die "none of gcc-toolset-${toolsets[*]} could be installed (RHEL 8.5 or newer has gcc-toolset-11)"
     cc=/opt/rh/gcc-toolset-$done_ts/root/usr/bin/gcc; cxx=/opt/rh/gcc-toolset-$done_ts/root/usr/bin/g++
+    compiler_note=${compiler_note/gcc-toolset-${toolsets[0]}/gcc-toolset-$done_ts}
   fi
   mapfile -t req < <(missing_of "${required[@]}")
   mapfile -t opt < <(missing_of "${optional[@]}")
@@ -397,11 +400,12 @@ if [[ $install_deps == 1 ]]; then
   esac
   firewalld_note
 fi
+[[ $dry_run == 1 || -z $compiler_note ]] || log "compiler: $compiler_note"
 
 # ---- 2. toolchain ----------------------------------------------------------------------------
 # The compiler: the one the plan chose (a toolset, gcc10, an older g++ for CUDA).
 if [[ -n $cxx ]]; then
-  [[ $dry_run == 1 || -x $cxx ]] || die "the chosen compiler $cxx is not installed (run without --no-deps)"
+  [[ $dry_run == 1 || $build == 0 || -x $cxx ]] || die "the chosen compiler $cxx is not installed (run without --no-deps)"
   cmake_args=("-DCMAKE_C_COMPILER=$cc" "-DCMAKE_CXX_COMPILER=$cxx" ${cmake_args[@]+"${cmake_args[@]}"})
   [[ $cuda_version != none ]] && cmake_args=("-DCMAKE_CUDA_HOST_COMPILER=$cxx" ${cmake_args[@]+"${cmake_args[@]}"})
 fi

@@ -238,5 +238,69 @@ TEST(SetupPlan, TheExampleInDevelopingMdIsWhatTheScriptPrints) {
   EXPECT_EQ(shown, printed);
 }
 
+// The real run (not --dry-run) with package managers that record their calls:
+// the same commands, in order, and the fallbacks when a repository lacks a
+// package (a toolset, an optional package).
+struct FakeTools {
+  TempDir bin;
+  std::string log = bin.file("calls");
+  explicit FakeTools(const std::string& dnf_fails_on, const std::string& apt_fails_on) {
+    auto tool = [&](const std::string& name, const std::string& body) {
+      testing::write_file(bin.file(name), "#!/bin/sh\n" + body);
+      EXPECT_EQ(::chmod(bin.file(name).c_str(), 0755), 0);
+    };
+    const std::string record = "echo \"$(basename \"$0\") $*\" >> " + log + "\n";
+    tool("dnf", record + "case \"$*\" in *" + dnf_fails_on + "*) exit 1 ;; esac\nexit 0\n");
+    tool("apt-get", record + "case \"$*\" in *" + apt_fails_on + "*) exit 100 ;; esac\nexit 0\n");
+    tool("subscription-manager", record);
+    tool("rpm", "exit 1\n");                     // nothing is installed
+    tool("dpkg-query", "exit 1\n");
+    tool("sudo", "[ \"$1\" = -n ] && shift\nexec \"$@\"\n");
+  }
+  std::vector<std::string> calls() const {
+    std::vector<std::string> out;
+    std::istringstream in(testing::read_file(log));
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }
+  SpawnResult setup(const std::string& os, std::vector<std::string> extra) const {
+    std::vector<std::string> argv = {"bash", kSrc + "/scripts/setup.sh", "--deps-only", "--os-release",
+                                     kSrc + "/tests/fixtures/os-release/" + os};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return testing::run(argv, 60, {"PATH=" + bin.path() + ":/usr/bin:/bin"});
+  }
+};
+
+TEST(SetupRun, RhelRunsThePlanAndFallsBackToAnOlderToolset) {
+  const FakeTools fake("gcc-toolset-12", "never");
+  const auto r = fake.setup("rhel-8.10", {"--repolist", kSrc + "/tests/fixtures/repolist/rhel-8-aws-rhui", "--cuda", "12.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = fake.calls();
+  ASSERT_EQ(calls.size(), 7u) << r.err;
+  EXPECT_EQ(calls[0], "dnf install -y dnf-plugins-core");
+  EXPECT_EQ(calls[1], "dnf config-manager --set-enabled codeready-builder-for-rhel-8-rhui-rpms");
+  EXPECT_EQ(calls[2], "dnf install -y https://dl.fedoraproject.org/pub/epel/epel-release-latest-8.noarch.rpm");
+  EXPECT_EQ(calls[3], "dnf install -y gcc-toolset-12-gcc-c++");  // not in this repository
+  EXPECT_EQ(calls[4], "dnf install -y gcc-toolset-11-gcc-c++");
+  EXPECT_EQ(calls[5].rfind("dnf install -y make cmake git", 0), 0u) << calls[5];
+  EXPECT_EQ(calls[6].rfind("dnf install -y --skip-broken ninja-build", 0), 0u) << calls[6];
+  EXPECT_NE(r.err.find("compiler: gcc-toolset-11 (CUDA 12.2 accepts GCC <= 12)"), std::string::npos) << r.err;
+}
+
+TEST(SetupRun, AptInstallsOptionalPackagesOneByOneWhenOneIsMissing) {
+  const FakeTools fake("never", "libvalijson-dev");
+  const auto r = fake.setup("debian-12", {"--cuda", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = fake.calls();
+  ASSERT_GE(calls.size(), 4u) << r.err;
+  EXPECT_EQ(calls[0], "apt-get update -q");
+  EXPECT_EQ(calls[1].rfind("apt-get install -y -q --no-install-recommends build-essential", 0), 0u);
+  EXPECT_NE(calls[2].find(" libopenmpi-dev "), std::string::npos);  // all optional ones at once: fails
+  int one_by_one = 0;
+  for (std::size_t i = 3; i < calls.size(); ++i) one_by_one += calls[i].find("apt-get install") == 0;
+  EXPECT_EQ(one_by_one, static_cast<int>(calls.size()) - 3);
+  EXPECT_NE(r.err.find("optional package libvalijson-dev is not available"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace nodeprobe
