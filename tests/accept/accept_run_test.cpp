@@ -60,7 +60,12 @@ TEST(AcceptRun, QuickProfileOnThisCpuOnlyMachine) {
   const AcceptRunResult run = accept({"--data-dir", tmp.path(), "--prometheus", tmp.file("n.prom"), "--cloudwatch-emf",
                           tmp.file("n.emf"), "--junit", tmp.file("n.xml"), "--label", "ci"},
                          tmp);
-  ASSERT_TRUE(run.r.exited_ok() || run.r.exit_code == 1) << run.r.describe() << run.r.err;
+  // On a loaded machine a probe can run out of its share of the budget: a
+  // timeout (exit 2) is the budget at work; anything else must be 0 or 1.
+  bool errored = false;
+  for (const auto& p : run.report.probes) errored |= p.status == Status::kError;
+  ASSERT_TRUE(run.r.exited_ok() || run.r.exit_code == 1 || (run.r.exit_code == 2 && !errored))
+      << run.r.describe() << run.r.err << run.r.out;
   // The quick profile's CPU-only budget is 15 s; allow start-up slack, this is a deadline, not a speed claim.
   EXPECT_LT(run.wall_s, 25.0);
   bool available = false;
