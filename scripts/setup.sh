@@ -341,12 +341,19 @@ install_rpm() {
   if [[ $family == el ]]; then
     if is_missing dnf-plugins-core; then step must dnf install -y dnf-plugins-core; fi
     if [[ $dry_run == 1 ]]; then echo "note: $crb_note"; fi
-    step try "${crb_cmd[@]}" || log "could not enable $crb_note: ninja-build, libfabric-devel and others stay missing"
+    local crb_ok=1
+    step try "${crb_cmd[@]}" || crb_ok=0
     if [[ -n $deps_dir ]]; then
       log "offline (--deps): EPEL is not added; the pinned libraries come from $deps_dir"
       [[ $dry_run == 1 ]] && echo "note: offline: EPEL not added"
     elif is_missing epel-release; then
       step try "${epel_cmd[@]}" || log "could not add EPEL: Google Benchmark and RE2 come from their pinned sources or stay missing"
+    fi
+    # epel-release's own helper knows the developer repository of more
+    # rebuilds and cloud images: the second try.
+    [[ $dry_run == 1 ]] && echo "note: when enabling ${crb_cmd[${#crb_cmd[@]}-1]} fails: crb enable (epel-release's helper)"
+    if [[ $crb_ok == 0 && $dry_run == 0 ]] && ! { command -v crb >/dev/null 2>&1 && step try crb enable; }; then
+      log "could not enable $crb_note: ninja-build, libfabric-devel and others stay missing"
     fi
     # The toolset: the best one the repositories have.
     local done_ts=""

@@ -253,6 +253,7 @@ struct FakeTools {
     tool("dnf", record + "case \"$*\" in *" + dnf_fails_on + "*) exit 1 ;; esac\nexit 0\n");
     tool("apt-get", record + "case \"$*\" in *" + apt_fails_on + "*) exit 100 ;; esac\nexit 0\n");
     tool("subscription-manager", record);
+    tool("crb", record);  // epel-release's helper
     tool("rpm", "exit 1\n");                     // nothing is installed
     tool("dpkg-query", "exit 1\n");
     tool("sudo", "[ \"$1\" = -n ] && shift\nexec \"$@\"\n");
@@ -285,6 +286,17 @@ TEST(SetupRun, RhelRunsThePlanAndFallsBackToAnOlderToolset) {
   EXPECT_EQ(calls[5].rfind("dnf install -y make cmake git", 0), 0u) << calls[5];
   EXPECT_EQ(calls[6].rfind("dnf install -y --skip-broken ninja-build", 0), 0u) << calls[6];
   EXPECT_NE(r.err.find("compiler: gcc-toolset-11 (CUDA 12.2 accepts GCC <= 12)"), std::string::npos) << r.err;
+}
+
+TEST(SetupRun, WhenTheRepositoryIdFailsEpelsCrbHelperIsTried) {
+  const FakeTools fake("config-manager", "never");
+  const auto r = fake.setup("rocky-8.9", {"--repolist", kSrc + "/tests/fixtures/repolist/rocky-8", "--cuda", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto calls = fake.calls();
+  ASSERT_GE(calls.size(), 4u) << r.err;
+  EXPECT_EQ(calls[1], "dnf config-manager --set-enabled powertools");
+  EXPECT_EQ(calls[2], "dnf install -y epel-release");
+  EXPECT_EQ(calls[3], "crb enable");
 }
 
 TEST(SetupRun, AptInstallsOptionalPackagesOneByOneWhenOneIsMissing) {
