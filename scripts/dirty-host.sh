@@ -21,7 +21,7 @@
 # 77 when it cannot make the namespace.
 set -euo pipefail
 check=""
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --check) check=${2:?--check needs the nodeprobe executable}; shift 2 ;;

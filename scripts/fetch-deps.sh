@@ -20,7 +20,7 @@ dir=""
 arches=()
 cmake_wheel=1
 mirror=""
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --arch) arches+=("${2:?--arch needs x86_64 or aarch64}"); shift ;;

@@ -17,7 +17,7 @@
 # a fresh directory under /var/tmp) for inspection.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 system=""; dir=""; build=0; keep=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
