@@ -70,7 +70,8 @@ if [[ $cmake_wheel == 1 ]]; then
     # pip picks the newest that fits the pinned range.
     if python3 -m pip download -q --no-deps --only-binary=:all: --platform "manylinux2014_$a" \
          --python-version 3.6 --implementation py --abi none -d "$dir/wheels" "$spec"; then
-      echo "fetched  $spec wheel for $a ($(ls "$dir/wheels" | grep -c "$a") file(s) in wheels/)"
+      wheels=("$dir"/wheels/*"$a"*.whl)
+      echo "fetched  $spec wheel for $a (${wheels[*]##*/})"
     else
       echo "FAILED   $spec wheel for $a (pip download)" >&2; fail=1
     fi

@@ -48,8 +48,9 @@ if [[ -z ${NODEPROBE_FRESH_ROOT_INSIDE:-} ]]; then
   [[ -n $dir ]] || dir=$(mktemp -d /var/tmp/nodeprobe-fresh-XXXXXX)
   export NODEPROBE_FRESH_ROOT_INSIDE=1
   rc=0
-  unshare --mount --propagation private "${BASH_SOURCE[0]}" "$system" --dir "$dir" \
-    $([[ $build == 1 ]] && echo --build) || rc=$?
+  inner=("$system" --dir "$dir")
+  [[ $build == 1 ]] && inner+=(--build)
+  unshare --mount --propagation private "${BASH_SOURCE[0]}" "${inner[@]}" || rc=$?
   if [[ $keep == 0 ]]; then rm -rf --one-file-system "$dir"; else echo "fresh-root-check.sh: root kept in $dir" >&2; fi
   exit "$rc"
 fi
