@@ -13,6 +13,7 @@
 #include "driver.h"
 #include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
+#include "nodeprobe/mpirun.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/safe_remove.h"
 #include "nodeprobe/stop.h"
@@ -25,8 +26,6 @@ constexpr const char* kTool = "nodeprobe-allreduce";
 // Long enough for mpirun to pass SIGTERM on, rank 0 to write what finished
 // and the kill grace (3 s) to run out.
 constexpr double kLauncherGrace_s = 6;
-
-bool is_exec(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
 
 std::string tail(const std::string& text, std::size_t lines) {
   std::vector<std::string> v;
@@ -81,19 +80,6 @@ std::vector<std::string> local_mpirun_argv(const std::string& mpirun, int np, co
   return v;
 }
 
-std::string find_mpirun() {
-  if (const char* e = std::getenv("NODEPROBE_MPIRUN"); e && *e) return is_exec(e) ? e : "";
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream in(path);
-    for (std::string dir; std::getline(in, dir, ':');)
-      if (!dir.empty() && is_exec(dir + "/mpirun")) return dir + "/mpirun";
-  }
-#ifdef NODEPROBE_MPIEXEC
-  if (is_exec(NODEPROBE_MPIEXEC)) return NODEPROBE_MPIEXEC;
-#endif
-  return {};
-}
-
 int run_local_ranks(const Options& opt, int argc, char** argv) {
   if (auto why = check_output_paths(opt.common); !why.empty()) {
     std::cerr << kTool << ": " << why << "\n";
@@ -110,7 +96,7 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   const std::string mpirun = find_mpirun();
   if (mpirun.empty())
     return write_error_report(opt, argc, argv, Status::kSkip,
-                              "--np needs mpirun: none in NODEPROBE_MPIRUN, PATH or where the build found MPI");
+                              "--np needs mpirun: none in NODEPROBE_MPIRUN, where the build found MPI, or PATH");
   // The deadline and signals end mpirun through run_process (follow_stop).
   install_stop_handlers({kTool, opt.common.timeout_s, kLauncherGrace_s});
   std::unique_ptr<OwnedTempDir> dir;

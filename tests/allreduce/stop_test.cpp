@@ -6,13 +6,13 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include "ar_test_util.h"
 #include "format_checkers.h"
 #include "nodeprobe/report.h"
+#include "nodeprobe/subprocess.h"
 
 namespace nodeprobe::allreduce::testing {
 namespace {
@@ -22,13 +22,6 @@ namespace nt = nodeprobe::testing;
 
 // A long sweep: its first sizes finish within a second, the last ones take long.
 const std::vector<std::string> kLong = {"--backend", "mpi", "-b", "64K", "-e", "512M", "-n", "40", "--inplace", "0"};
-
-std::string in_path(const std::string& name) {
-  std::istringstream path(std::getenv("PATH") ? std::getenv("PATH") : "");
-  for (std::string dir; std::getline(path, dir, ':');)
-    if (::access((dir + "/" + name).c_str(), X_OK) == 0) return dir + "/" + name;
-  return name;
-}
 
 // True once the table shows the row of `bytes`.
 bool row_printed(const nt::Background& p, const std::string& bytes) {
@@ -69,7 +62,7 @@ TEST(AllreduceStop, SigintToAnOutsideMpirunStillLeavesRankZerosReport) {
   std::vector<std::string> args = kLong;
   args.insert(args.end(), {"--json", d.file("r.json")});
   std::vector<std::string> argv = local_mpirun(2, args);
-  argv[0] = in_path(argv[0]);
+  argv[0] = find_in_path(argv[0]);
   nt::Background p(argv);
   ASSERT_TRUE(nt::wait_for([&] { return row_printed(p, "131072"); }, 60)) << p.out() << p.err();
   p.signal(SIGINT);  // mpirun passes SIGTERM on to the ranks
