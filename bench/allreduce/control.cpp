@@ -60,6 +60,13 @@ void say(const std::string& line) {
   (void)rc;
 }
 
+// Every way a rank ends itself: what it registered for removal (the shm
+// region of fabric:shm) goes first.
+[[noreturn]] void end_process(int code) {
+  run_stop_cleanups();
+  ::_exit(code);
+}
+
 std::string fmt_s(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", s);
@@ -187,19 +194,19 @@ void Control::fatal(Status s, const std::string& reason, int exit_code) {
   if (stopping_) return;
   if (on_fatal_) on_fatal_(s, reason, exit_code);
   say(reason);
-  ::_exit(exit_code);
+  end_process(exit_code);
 }
 
 void Control::fail(const std::string& what) {
   if (rank_ == 0) {
     fatal(Status::kError, describe_rank(0) + ": " + what, 2);
-    ::_exit(2);  // fatal returns only after stop(); the run cannot go on either way
+    end_process(2);  // fatal returns only after stop(); the run cannot go on either way
   }
   say("rank " + std::to_string(rank_) + ": " + what);
   if (to_root_) send_to_root(kError, what);
   // Rank 0 writes the report and ends the job; this is the fallback.
   for (int i = 0; i < 100; ++i) ::usleep(100000);
-  ::_exit(2);
+  end_process(2);
 }
 
 void Control::stop() {
@@ -350,18 +357,18 @@ void Control::heartbeat_other() {
     if (to_root_ && !root_gone && quiet > stall_s_ + kOtherGrace) {
       say("rank " + std::to_string(rank_) + ": rank 0 silent for " + fmt_s(quiet) + " (stopped or hung); exiting");
       send_to_root(kRootSilent, fmt_s(quiet) + " during " + phase());
-      ::_exit(2);
+      end_process(2);
     }
     if (root_gone) {
       // The launcher normally tears the job down within a second.
       for (int i = 0; i < 30 && !stopping_; ++i) ::usleep(100000);
       if (stopping_) break;
       say("rank " + std::to_string(rank_) + ": rank 0 is gone (its control connection closed); exiting");
-      ::_exit(told_stop ? stop_exit_code() : 2);
+      end_process(told_stop ? stop_exit_code() : 2);
     }
     if (deadline_s_ > 0 && steady_clock().now_s() > deadline_s_ + kOtherGrace) {
       say("rank " + std::to_string(rank_) + ": --timeout passed and rank 0 did not end the run; exiting");
-      ::_exit(124);
+      end_process(124);
     }
   }
 }

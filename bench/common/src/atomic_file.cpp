@@ -32,22 +32,6 @@ bool write_all(int fd, const char* data, std::size_t size) noexcept {
   return true;
 }
 
-// 12 hex digits from the kernel's random source: a name another local user
-// cannot predict, so planting a link at it ahead of time does not work.
-std::string random_suffix() {
-  unsigned char b[6];
-  std::size_t got = 0;
-  while (got < sizeof b) {
-    const ssize_t n = ::getrandom(b + got, sizeof b - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(errno ? errno : EIO, "getrandom", "getrandom()", __LINE__);
-    got += static_cast<std::size_t>(n);
-  }
-  char hex[13];
-  for (std::size_t i = 0; i < sizeof b; ++i) std::snprintf(hex + 2 * i, 3, "%02x", b[i]);
-  return hex;
-}
-
 void split(const std::string& path, std::string* dir, std::string* base) {
   const auto slash = path.rfind('/');
   *dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -79,7 +63,8 @@ AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
   }
   // A planted name (link or file) makes O_EXCL fail: try fresh names a few times.
   for (int attempt = 0; attempt < 8 && fd_ < 0; ++attempt) {
-    tmp_name_ = "." + base_.substr(0, 200) + ".tmp-" + random_suffix();
+    // 48 random bits: planting a link at the name ahead of time does not work.
+    tmp_name_ = "." + base_.substr(0, 200) + ".tmp-" + random_hex(6);
     fd_ = ::openat(dir_fd_, tmp_name_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd_ < 0 && errno != EEXIST) break;
   }
@@ -149,6 +134,24 @@ void write_file_atomic(const std::string& path, std::string_view content, mode_t
   AtomicFile f(path, mode);
   f.write(content);
   f.commit();
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::string raw(bytes, '\0');
+  std::size_t got = 0;
+  while (got < bytes) {
+    const ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(errno ? errno : EIO, "getrandom", "getrandom()", __LINE__);
+    got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  char two[3];
+  for (char c : raw) {
+    std::snprintf(two, sizeof two, "%02x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+    hex += two;
+  }
+  return hex;
 }
 
 int create_new_file(int dir_fd, const std::string& rel, mode_t mode) noexcept {

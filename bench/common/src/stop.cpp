@@ -74,7 +74,7 @@ void say(const std::string& line) {
   (void)rc;
 }
 
-void run_cleanups() noexcept {
+void remove_registered() noexcept {
   std::map<int, std::pair<std::string, CleanupKind>> todo;
   {
     std::lock_guard<std::mutex> lk(g_cleanup_mu);
@@ -109,7 +109,7 @@ void emergency(bool third_signal) {
       say(std::string("could not write the partial report: ") + e.what());
     }
   }
-  run_cleanups();
+  remove_registered();
   ::_exit(code);
 }
 
@@ -267,6 +267,8 @@ int register_stop_cleanup(const std::string& path, CleanupKind kind) {
   g_cleanups[id] = {path, kind};
   return id;
 }
+
+void run_stop_cleanups() noexcept { remove_registered(); }
 
 void unregister_stop_cleanup(int id) noexcept {
   if (id <= 0) return;

@@ -63,6 +63,10 @@ void write_file_atomic(const std::string& path, std::string_view content, mode_t
 /// with errno set.
 int create_new_file(int dir_fd, const std::string& rel, mode_t mode = 0644) noexcept;
 
+/// `bytes` random bytes from the kernel as hex: names another local user
+/// cannot predict (temporaries, shared-memory regions). Throws ApiError.
+std::string random_hex(std::size_t bytes);
+
 /// "" when `path` can be written by write_file_atomic (its directory exists
 /// and is writable; it is not a directory or a symlink), else a one-line
 /// reason. "" and "-" are always fine.

@@ -66,5 +66,8 @@ enum class CleanupKind { kFile, kOwnedDir };
 /// Registers `path`; returns a handle for unregister_stop_cleanup.
 int register_stop_cleanup(const std::string& path, CleanupKind kind);
 void unregister_stop_cleanup(int id) noexcept;
+/// Removes what is registered now: for code that ends the process itself
+/// (_exit after writing its report) without going through the watcher.
+void run_stop_cleanups() noexcept;
 
 }  // namespace nodeprobe
