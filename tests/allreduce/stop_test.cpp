@@ -12,7 +12,6 @@
 #include "ar_test_util.h"
 #include "format_checkers.h"
 #include "nodeprobe/report.h"
-#include "nodeprobe/subprocess.h"
 
 namespace nodeprobe::allreduce::testing {
 namespace {
@@ -61,9 +60,7 @@ TEST(AllreduceStop, SigintToAnOutsideMpirunStillLeavesRankZerosReport) {
   TempDir d;
   std::vector<std::string> args = kLong;
   args.insert(args.end(), {"--json", d.file("r.json")});
-  std::vector<std::string> argv = local_mpirun(2, args);
-  argv[0] = find_in_path(argv[0]);
-  nt::Background p(argv);
+  nt::Background p(local_mpirun(2, args));
   ASSERT_TRUE(nt::wait_for([&] { return row_printed(p, "131072"); }, 60)) << p.out() << p.err();
   p.signal(SIGINT);  // mpirun passes SIGTERM on to the ranks
   EXPECT_NE(p.wait(60), 0);
