@@ -24,8 +24,8 @@ namespace {
 
 constexpr const char* kTool = "nodeprobe-allreduce";
 // Long enough for mpirun to pass SIGTERM on, rank 0 to write what finished
-// and the kill grace (3 s) to run out.
-constexpr double kLauncherGrace_s = 6;
+// on a loaded machine and the kill grace (6 s) to run out.
+constexpr double kLauncherGrace_s = 10;
 
 std::string tail(const std::string& text, std::size_t lines) {
   std::vector<std::string> v;
@@ -122,7 +122,7 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   so.capture_stderr = true;
   so.capture_limit = 4u << 20;
   // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
-  so.kill_grace_s = 3;
+  so.kill_grace_s = 6;
   set_emergency_writer([&opt, argc, argv] {
     write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
                        stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");

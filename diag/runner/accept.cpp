@@ -71,9 +71,10 @@ void summarise_diagnosis(const std::vector<Finding>& findings, ProbeResult& d) {
 /// Seconds kept back from each deadline: the runner's kill grace and the
 /// child's start-up, so a hung probe still ends inside the budget.
 constexpr double kReserve_s = 4;
-/// After a stop, the probe in flight gets the runner's kill grace to write
-/// what it measured; accept then writes its own report.
-constexpr double kAcceptGrace_s = 8;
+/// After a stop, the probe in flight gets the runner's kill grace (up to 12 s
+/// for the allreduce launcher) to write what it measured; accept then writes
+/// its own report.
+constexpr double kAcceptGrace_s = 15;
 constexpr const char* kTool = "nodeprobe accept";
 
 ProbeResult skipped(const std::string& name, std::string reason) {

@@ -77,9 +77,7 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
   opt.capture_stderr = true;
   opt.capture_limit = 256 * 1024;
   opt.timeout_s = spec.deadline_s + 2;
-  // Longer than a probe's own stop grace (probe_main.cpp): a stopped probe
-  // writes what it measured before the SIGKILL.
-  opt.kill_grace_s = 3;
+  opt.kill_grace_s = spec.kill_grace_s;
 
   const SpawnResult r = run_process(opt);
   out.stderr_tail = tail_lines(r.err, 3);

@@ -19,6 +19,9 @@ struct ProbeSpec {
   std::vector<std::string> env_set;  ///< NAME=VALUE for the child
   /// argv prefix that launches the executable (e.g. {"/usr/bin/mpirun", "-np", "2"}); empty: direct.
   std::vector<std::string> launcher;
+  /// SIGTERM -> SIGKILL delay: longer than the probe's own stop grace, so a
+  /// stopped probe writes what it measured (and removes what it made) first.
+  double kill_grace_s = 3;
 };
 
 /// What running one probe executable produced.

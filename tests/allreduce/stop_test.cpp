@@ -51,7 +51,7 @@ TEST(AllreduceStop, SigintUnderNpKeepsTheSizesThatFinishedAndNoTempDir) {
   EXPECT_EQ(probe.at("status"), "error");
   const std::string reason = probe.at("reason");
   EXPECT_EQ(reason.rfind("interrupted by SIGINT", 0), 0u) << reason;
-  EXPECT_GT(busbw_at(probe, "65536"), 0) << "the sizes that finished are missing";
+  EXPECT_GT(busbw_at(probe, "65536"), 0) << "the sizes that finished are missing: " << reason << "\n" << p.err();
   EXPECT_GT(busbw_at(probe, "131072"), 0);
   EXPECT_TRUE(nt::entries_with_prefix(tmp.path(), "nodeprobe-allreduce").empty()) << "temporary directory left";
 }
