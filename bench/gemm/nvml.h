@@ -11,6 +11,14 @@
 
 namespace nodeprobe::gemm {
 
+/// One MIG device (a GPU instance's compute instance) of a GPU in MIG mode.
+struct NvmlMig {
+  unsigned index = 0;  ///< NVML's MIG device index on its GPU
+  std::string name;    ///< "NVIDIA A100-SXM4-40GB MIG 3g.20gb"
+  std::string uuid;    ///< "MIG-..." (what CUDA reports for the slice)
+  long long memory_total = -1;
+};
+
 /// One GPU as NVML sees it. Integers are -1 where NVML did not report a value
 /// (not supported on this GPU or driver).
 struct NvmlGpu {
@@ -32,6 +40,8 @@ struct NvmlGpu {
   int pcie_gen = -1, pcie_gen_max = -1, pcie_width = -1, pcie_width_max = -1;
   int nvlink_links = -1, nvlink_active = -1;  ///< links NVML answered for / active ones
   long long throttle_reasons = -1;            ///< nvmlClocksThrottleReasons bit mask
+  int mig_mode = -1, mig_mode_pending = -1;   ///< 1 MIG enabled; -1 not MIG-capable
+  std::vector<NvmlMig> migs;                  ///< MIG devices (empty without MIG)
 };
 
 struct NvmlInventory {
@@ -48,9 +58,37 @@ struct NvmlInventory {
 struct NvmlSample {
   int pcie_gen = -1, pcie_width = -1;
   int sm_clock_mhz = -1;
-  double power_draw_w = -1;
+  double power_draw_w = -1;     ///< nvmlDeviceGetPowerUsage: a 1 s average on Ampere and newer
+  double power_instant_w = -1;  ///< NVML_FI_DEV_POWER_INSTANT: the power now
+  long long energy_mj = -1;     ///< total energy since the driver loaded (Volta and newer)
   int temperature_c = -1;
   long long throttle_reasons = -1;
+};
+
+/// Samples taken over a timed window (while the GPU runs the timed work):
+/// clocks and throttle reasons as they were during the measurement, and the
+/// power drawn, from the energy counter when it moved (a mean over the
+/// window) and from the instantaneous field.
+class BusyWindow {
+ public:
+  void add(const NvmlSample& s, double t_s);
+  int count() const { return static_cast<int>(samples_.size()); }
+  /// The last sample (PCIe link state under load), empty when none.
+  NvmlSample last() const { return samples_.empty() ? NvmlSample{} : samples_.back().second; }
+  int sm_clock_min() const;
+  int sm_clock_max() const;
+  /// Every throttle reason seen in any sample, "GpuIdle" left out (-1: none read).
+  long long throttle_reasons() const;
+  /// Mean power over the window from the energy counter (-1: the counter did not move).
+  double energy_power_w() const;
+  double power_instant_max_w() const;
+  double seconds() const;
+  Json to_json() const;
+  /// "SM clock 1410-1980 MHz, 612 W (energy counter, 0.31 s), throttle reasons none".
+  std::string describe() const;
+
+ private:
+  std::vector<std::pair<double, NvmlSample>> samples_;
 };
 
 class Nvml {
@@ -67,8 +105,12 @@ class Nvml {
   const NvmlInventory& inventory() const { return inv_; }
   /// Current link, clocks, power, throttle reasons of GPU `index`.
   NvmlSample sample(unsigned index) const;
-  /// NVML index of the GPU with this UUID ("GPU-..."), or -1.
+  /// NVML index of the GPU with this UUID: a "GPU-..." of the GPU itself or a
+  /// "MIG-..." of one of its MIG devices (ECC, PCIe, power are the GPU's); -1 when unknown.
   int index_of_uuid(const std::string& uuid) const;
+  /// GPUs in MIG mode and the MIG devices they have.
+  int mig_enabled_count() const;
+  int mig_device_count() const;
 
  private:
   struct Api;
@@ -79,6 +121,9 @@ class Nvml {
 
 /// "SwPowerCap, HwSlowdown" for a throttle-reason mask; "none" for 0.
 std::string describe_throttle_reasons(long long mask);
+/// Reasons that mean the GPU was held back by heat or power delivery, not by
+/// design: HW slowdown, SW/HW thermal slowdown, power brake (0: none).
+long long abnormal_throttle(long long mask);
 
 /// JSON for reports (unknown values left out).
 Json to_json(const NvmlGpu& g);
