@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "judge.h"
+#include "nodeprobe/clock.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/stats.h"
 #include "probe_sections.h"
@@ -54,8 +55,11 @@ BusyHook window_sampler(SectionEnv& env, const DeviceRun& d, bool enabled, BusyW
     // Every few ms until the timed work is done (bounded: a hung GPU is the
     // deadline's business, not the sampler's).
     constexpr int kMaxSamples = 4000;
+    // Wall time, not the probe's injectable clock: the samples pair with the
+    // GPU's energy counter, which runs in real time.
+    Clock& wall = steady_clock();
     do {
-      window.add(env.nvml.sample(index), env.ctx.clock.now_s());
+      window.add(env.nvml.sample(index), wall.now_s());
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     } while (still_busy() && window.count() < kMaxSamples);
   };

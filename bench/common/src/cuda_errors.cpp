@@ -23,7 +23,8 @@ CudaErrorHint cuda_error_hint(int code) {
   switch (code) {
     case cuda_rc::kSystemNotReady:
       return {"the NVSwitch fabric is not initialised: NVSwitch systems (p4d, p4de, p5, p5e, "
-              "p5en) need nvidia-fabricmanager running, at exactly the driver's version",
+              "p5en) need the NVIDIA Fabric Manager (nvidia-fabricmanager) running, at exactly "
+              "the driver's version",
               "`systemctl status nvidia-fabricmanager` and `journalctl -u nvidia-fabricmanager`; "
               "start it (`systemctl enable --now nvidia-fabricmanager`), install the package "
               "matching the driver version `nvidia-smi` shows if it is missing, then retry",
