@@ -6,11 +6,6 @@ namespace {
 constexpr int kNvmlLibRmVersionMismatch = 18;  // NVML_ERROR_LIB_RM_VERSION_MISMATCH
 constexpr int kNvmlDriverNotLoaded = 9;        // NVML_ERROR_DRIVER_NOT_LOADED
 
-const char* kModuleFix =
-    "check the kernel module: `lsmod | grep nvidia`, `dmesg | grep -i nvrm`; after a kernel "
-    "update rebuild it (`dkms autoinstall` or reinstall the driver the AMI documents), "
-    "`dracut --force`, reboot";
-
 }  // namespace
 
 std::string format_cuda_version(int v) {
@@ -38,8 +33,8 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
 
   d.finding = "gpu.not_found";
   // The node-level meaning of the code, shared with the other GPU probes.
-  const auto use_hint = [&d](int code) {
-    const CudaErrorHint h = cuda_error_hint(code);
+  const auto use_hint = [&d](int code, int driver_version = -1) {
+    const CudaErrorHint h = cuda_error_hint(code, driver_version);
     d.summary = h.summary;
     d.fix = h.fix;
     d.finding = h.finding;
@@ -52,9 +47,7 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
     use_hint(cuda_rc::kStubLibrary);
   } else if (env.driver_version == 0) {
     d.problem = CudaProblem::kNoDriver;
-    d.summary = "no NVIDIA driver loaded (driver version 0: libcuda.so.1 missing or the kernel "
-                "module is not loaded)";
-    d.fix = std::string("check the instance type has GPUs; ") + kModuleFix;
+    use_hint(cuda_rc::kInsufficientDriver, 0);
   } else if (env.rc == cuda_rc::kInsufficientDriver ||
              (env.rc != cuda_rc::kNoDevice && env.rc != cuda_rc::kSuccess &&
               env.rc != cuda_rc::kSystemNotReady &&
@@ -93,7 +86,7 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
   } else {
     d.problem = CudaProblem::kOther;
     d.summary = "CUDA cannot use the GPUs";
-    d.fix = std::string("run `nvidia-smi`; ") + kModuleFix;
+    d.fix = "run `nvidia-smi`; " + nvidia_module_fix();
   }
   if (nvml.init_rc == kNvmlDriverNotLoaded && d.problem == CudaProblem::kNoDriver)
     d.summary += "; NVML agrees: driver not loaded";

@@ -5,11 +5,6 @@
 namespace nodeprobe {
 namespace {
 
-const char* kModuleFix =
-    "check the kernel module: `lsmod | grep nvidia`, `dmesg | grep -i nvrm`; after a kernel "
-    "update rebuild it (`dkms autoinstall` or reinstall the driver the AMI documents), "
-    "`dracut --force`, reboot";
-
 // gpu.fabric_manager joined the vocabulary after the GPU probes; until a
 // build has it, the Fabric Manager cause still reads in the text under
 // gpu.not_found.
@@ -19,7 +14,18 @@ std::string fabric_manager_finding() {
 
 }  // namespace
 
-CudaErrorHint cuda_error_hint(int code) {
+std::string nvidia_module_fix() {
+  return "check the kernel module: `lsmod | grep nvidia`, `dmesg | grep -i nvrm`; after a kernel "
+         "update rebuild it (`dkms autoinstall` or reinstall the driver the AMI documents), "
+         "`dracut --force`, reboot";
+}
+
+CudaErrorHint cuda_error_hint(int code, int driver_version) {
+  if ((code == cuda_rc::kInsufficientDriver || code == cuda_rc::kCallRequiresNewerDriver) &&
+      driver_version == 0)
+    return {"no NVIDIA driver loaded (driver version 0: libcuda.so.1 missing or the kernel module "
+            "is not loaded)",
+            "check the instance type has GPUs; " + nvidia_module_fix(), "gpu.not_found"};
   switch (code) {
     case cuda_rc::kSystemNotReady:
       return {"the NVSwitch fabric is not initialised: NVSwitch systems (p4d, p4de, p5, p5e, "
@@ -60,7 +66,7 @@ CudaErrorHint cuda_error_hint(int code) {
               "set the default compute mode (`nvidia-smi -c DEFAULT`)",
               "gpu.not_found"};
     case cuda_rc::kInitializationError:
-      return {"the CUDA driver failed to initialise", std::string("run `nvidia-smi`; ") + kModuleFix,
+      return {"the CUDA driver failed to initialise", "run `nvidia-smi`; " + nvidia_module_fix(),
               "gpu.not_found"};
     case cuda_rc::kNoKernelImageForDevice:
       return {"this build has no GPU code for this GPU's architecture",
@@ -82,10 +88,10 @@ CudaErrorHint cuda_error_hint(int code) {
 }
 
 std::string explain_cuda_error(const std::string& call, int code, const std::string& name,
-                               const std::string& text) {
+                               const std::string& text, int driver_version) {
   std::string s = call + ": " + name + " (" + std::to_string(code) + ")";
   if (!text.empty()) s += ": " + text;
-  const CudaErrorHint h = cuda_error_hint(code);
+  const CudaErrorHint h = cuda_error_hint(code, driver_version);
   if (!h.summary.empty()) s += ": " + h.summary;
   if (!h.fix.empty()) s += "; fix: " + h.fix;
   return s;

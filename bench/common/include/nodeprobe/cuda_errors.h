@@ -35,13 +35,19 @@ struct CudaErrorHint {
   std::string fix;      ///< what to run or change
   std::string finding;  ///< finding id from the vocabulary
 };
-CudaErrorHint cuda_error_hint(int code);
+/// `driver_version` is cudaDriverGetVersion's answer when known (0: no
+/// driver library loaded, which the runtime also reports as "insufficient").
+CudaErrorHint cuda_error_hint(int code, int driver_version = -1);
 
 /// One line for a failed CUDA call: "cudaGetDeviceCount: cudaErrorSystemNotReady
 /// (802): system not yet initialized: the NVSwitch fabric ...; fix: ...".
 /// `name` and `text` are cudaGetErrorName / cudaGetErrorString of `code`.
 std::string explain_cuda_error(const std::string& call, int code, const std::string& name,
-                               const std::string& text);
+                               const std::string& text, int driver_version = -1);
+
+/// How to check and repair the NVIDIA kernel module (shared by the hints and
+/// nodeprobe-gemm's diagnosis).
+std::string nvidia_module_fix();
 
 /// "" when a build whose CUDA runtime is `runtime_version` (12040 = 12.4) can
 /// run its libraries on a GPU of compute capability `cc_major`.`cc_minor`,

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <type_traits>
 
 #include "nodeprobe/cuda_errors.h"
 #include "nodeprobe/error.h"
@@ -24,19 +25,31 @@ namespace nodeprobe::cuda {
   X(cudaGetErrorName) X(cudaGetErrorString) X(cudaGetLastError)                       \
   X(cudaGetDevice) X(cudaSetDevice) X(cudaGetDeviceProperties)                        \
   X(cudaDeviceGetAttribute) X(cudaDeviceGetPCIBusId)                                  \
-  X(cudaMalloc) X(cudaFree) X(cudaMallocHost) X(cudaFreeHost)                         \
+  X(cudaFree) X(cudaFreeHost)                                                         \
   X(cudaMemcpyAsync) X(cudaMemsetAsync) X(cudaMemcpyPeerAsync)                        \
   X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamSynchronize)          \
   X(cudaStreamQuery)                                                                 \
-  X(cudaEventCreate) X(cudaEventCreateWithFlags) X(cudaEventDestroy)                  \
+  X(cudaEventCreateWithFlags) X(cudaEventDestroy)                                     \
   X(cudaEventRecord) X(cudaEventSynchronize) X(cudaEventQuery) X(cudaEventElapsedTime) \
   X(cudaDeviceCanAccessPeer) X(cudaDeviceEnablePeerAccess)
 
+/// Calls <cuda_runtime.h> overloads in C++ (nccl.h includes it): their C
+/// signature is spelled out.
+#define NP_CUDART_OVERLOADED_FUNCS(Y)                                              \
+  Y(cudaMalloc, cudaError_t(void**, size_t))                                       \
+  Y(cudaMallocHost, cudaError_t(void**, size_t))                                   \
+  Y(cudaHostAlloc, cudaError_t(void**, size_t, unsigned int))                      \
+  Y(cudaEventCreate, cudaError_t(cudaEvent_t*))
+
+/// A table member named like the API function; qualified, so the member
+/// does not change what the name means inside the struct.
 #define NP_DECLARE_API_MEMBER(fn) decltype(&::fn) fn = nullptr;
+#define NP_DECLARE_TYPED_MEMBER(fn, type) std::add_pointer_t<type> fn = nullptr;
 
 /// One member per call, named like the call: `rt.cudaMalloc(&p, n)`.
 struct Runtime {
   NP_CUDART_FUNCS(NP_DECLARE_API_MEMBER)
+  NP_CUDART_OVERLOADED_FUNCS(NP_DECLARE_TYPED_MEMBER)
 };
 
 /// The statically linked CUDA runtime.
