@@ -141,7 +141,7 @@ void NcclRank::wait(double stall_s) {
       failed_ = true;
       abort_comm();
       char buf[64];
-      std::snprintf(buf, sizeof buf, "%.0f", stall_s);
+      std::snprintf(buf, sizeof buf, "%g", stall_s);
       throw std::runtime_error(
           "NCCL timeout: " + where() + ": the allreduce made no progress for " + buf +
           " s (--stall-timeout); the communicator was aborted (ncclCommAbort). A stopped or "
