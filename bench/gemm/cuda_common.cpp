@@ -38,10 +38,10 @@ const Libraries& system_libraries() {
       l.lt_path = lt_lib.path();
       l.blas_path = blas_lib.path();
     } else {
-      l.blas_unavailable += " (install cuBLAS " + major +
-                            ", e.g. the libcublas-" + major +
-                            "-x package or the CUDA toolkit, or point NODEPROBE_CUDA_LIBRARY_PATH "
-                            "at its lib directory)";
+      l.blas_unavailable += " (install cuBLAS " + major + ": the CUDA toolkit or the CUDA "
+                            "repository's libcublas-" + major + "-<minor> package; or point "
+                            "NODEPROBE_CUDA_LIBRARY_PATH at a directory holding it, e.g. pip's "
+                            "nvidia/cublas/lib)";
     }
     return l;
   }();

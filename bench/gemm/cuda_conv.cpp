@@ -68,9 +68,10 @@ const LoadedCudnn& loaded_cudnn() {
     const std::string soname = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
     const SharedLibrary lib = SharedLibrary::open(soname, cuda_library_dirs());
     if (!lib.ok()) {
-      out.state.error = lib.error() + " (install cuDNN " + std::to_string(CUDNN_MAJOR) +
-                        " for CUDA " + std::to_string(CUDART_VERSION / 1000) +
-                        ", or point NODEPROBE_CUDA_LIBRARY_PATH at its lib directory)";
+      out.state.error = lib.error() + " (install cuDNN " + std::to_string(CUDNN_MAJOR) + " for CUDA " +
+                        std::to_string(CUDART_VERSION / 1000) +
+                        "; or point NODEPROBE_CUDA_LIBRARY_PATH at a directory holding it, e.g. "
+                        "pip's nvidia/cudnn/lib)";
       return out;
     }
     std::string missing;
