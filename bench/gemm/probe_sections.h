@@ -13,6 +13,7 @@
 #include "gpu_backend.h"
 #include "gpu_specs.h"
 #include "nodeprobe/probe.h"
+#include "busy_window.h"
 #include "nvml.h"
 
 namespace nodeprobe::gemm {

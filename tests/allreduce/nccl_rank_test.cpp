@@ -22,6 +22,14 @@ struct Fakes {
   FakeNccl nccl{cuda};
 };
 
+// A rank with its device open and its communicator made.
+std::unique_ptr<NcclRank> ready_rank(Fakes& f, std::size_t bytes = 1024) {
+  auto gpu = std::make_unique<NcclRank>(f.nccl.api(), 0, 1);
+  gpu->open(0, bytes);
+  gpu->init(ncclUniqueId{}, "");
+  return gpu;
+}
+
 // One rank through the whole cycle: fill, allreduce, wait, read, check.
 long wrong_after_allreduce(NcclRank& gpu, std::size_t count, bool in_place, int rep) {
   std::vector<unsigned char> host(count * dtype_size(DType::kFloat32));
@@ -63,9 +71,8 @@ TEST(NcclRank, DataCheckSeesWhatWasFilledInStreamOrder) {
 TEST(NcclRank, AsyncErrorAbortsAndSaysWhatNcclSaid) {
   Fakes f;
   {
-    NcclRank gpu(f.nccl.api(), 0, 1);
-    gpu.open(0, 1024);
-    gpu.init(ncclUniqueId{}, "");
+    auto rank = ready_rank(f);
+    NcclRank& gpu = *rank;
     f.cuda.hang = true;  // the collective never completes...
     f.nccl.async_error = ncclRemoteError;  // ...because a peer went away
     f.nccl.last_error = "NET/Socket : peer 198.18.1.2<41234> closed the connection";
@@ -93,9 +100,8 @@ TEST(NcclRank, AsyncErrorAbortsAndSaysWhatNcclSaid) {
 TEST(NcclRank, HangIsAbortedAtTheStallLimit) {
   Fakes f;
   {
-    NcclRank gpu(f.nccl.api(), 0, 1);
-    gpu.open(0, 1024);
-    gpu.init(ncclUniqueId{}, "");
+    auto rank = ready_rank(f);
+    NcclRank& gpu = *rank;
     f.cuda.hang = true;
     gpu.launch(256, ncclFloat32, ncclSum, true);
     const auto t0 = std::chrono::steady_clock::now();
@@ -120,9 +126,8 @@ TEST(NcclRank, HangIsAbortedAtTheStallLimit) {
 TEST(NcclRank, CudaFaultWhileWaitingAbortsWithTheXidHint) {
   Fakes f;
   {
-    NcclRank gpu(f.nccl.api(), 0, 1);
-    gpu.open(0, 1024);
-    gpu.init(ncclUniqueId{}, "");
+    auto rank = ready_rank(f);
+    NcclRank& gpu = *rank;
     gpu.launch(256, ncclFloat32, ncclSum, true);
     f.cuda.query_error = cudaErrorIllegalAddress;
     try {
