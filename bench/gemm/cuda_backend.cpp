@@ -53,8 +53,6 @@ cudaStream_t CudaBackend::stream(int dev) {
 }
 
 cublasLtHandle_t CudaBackend::lt_handle(int dev) {
-  const cudaStream_t s = stream(dev);
-  (void)s;
   DeviceHandles& h = handles_[dev];
   if (!h.lt) NP_CUBLAS_CHECK(lt(), cublasLtCreate(&h.lt));
   return h.lt;

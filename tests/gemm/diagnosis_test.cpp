@@ -178,6 +178,7 @@ TEST(CudaErrors, ExplanationsAndBuildSupport) {
   // CUDA 13 dropped Volta (7.0, 7.2); Turing 7.5 stays; CUDA 12 builds keep Volta.
   EXPECT_EQ(cuda_build_support(13000, 7, 0).rfind("this build does not support Volta; build with CUDA 12.x", 0), 0u);
   EXPECT_NE(cuda_build_support(13010, 7, 2), "");
+  EXPECT_EQ(cuda_build_support(13000, 6, 0).rfind("this build does not support Pascal", 0), 0u);
   EXPECT_EQ(cuda_build_support(13000, 7, 5), "");
   EXPECT_EQ(cuda_build_support(12080, 7, 0), "");
   EXPECT_EQ(cuda_build_support(11080, 7, 0), "");

@@ -98,12 +98,16 @@ std::string explain_cuda_error(const std::string& call, int code, const std::str
 }
 
 std::string cuda_build_support(int runtime_version, int cc_major, int cc_minor) {
-  // CUDA 13.0 removed sm_70/sm_72 from nvcc and from its libraries (cuBLAS,
-  // cuDNN, NCCL builds for CUDA 13): nothing GPU-side runs on a V100.
-  if (runtime_version >= 13000 && cc_major * 10 + cc_minor < 75)
-    return "this build does not support Volta; build with CUDA 12.x (GPU compute capability " +
+  // CUDA 13.0 removed Maxwell, Pascal and Volta (sm_5x, sm_6x, sm_70/72)
+  // from nvcc and from its libraries (cuBLAS, cuDNN, NCCL builds for CUDA
+  // 13): nothing GPU-side runs on a V100. Turing (7.5) stays.
+  if (runtime_version >= 13000 && cc_major * 10 + cc_minor < 75) {
+    const char* arch = cc_major >= 7 ? "Volta" : cc_major == 6 ? "Pascal" : "Maxwell or older GPUs";
+    return std::string("this build does not support ") + arch +
+           "; build with CUDA 12.x (GPU compute capability " +
            std::to_string(cc_major) + "." + std::to_string(cc_minor) + ", this build's CUDA " +
            std::to_string(runtime_version / 1000) + "." + std::to_string(runtime_version % 1000 / 10) + ")";
+  }
   return {};
 }
 

@@ -51,7 +51,7 @@ std::string nvidia_module_fix();
 
 /// "" when a build whose CUDA runtime is `runtime_version` (12040 = 12.4) can
 /// run its libraries on a GPU of compute capability `cc_major`.`cc_minor`,
-/// else the reason (CUDA 13 dropped Volta, compute capability 7.0/7.2).
+/// else the reason (CUDA 13 dropped Maxwell, Pascal and Volta: compute capability < 7.5).
 std::string cuda_build_support(int runtime_version, int cc_major, int cc_minor);
 
 }  // namespace nodeprobe
