@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# GPU check: on a machine with NVIDIA GPUs, build what runs on a GPU and run
-# every GPU check in one call (about 6-8 minutes on one H200, build included):
+# GPU check: on a machine with NVIDIA GPUs, build (scripts/setup.sh) and run
+# every GPU check in one call (estimated 6-8 minutes on one H200 with 16 cores,
+# build included; not measured yet):
 #   1. the device tests (ctest -L device: every verification, the training
 #      loop, the nccl backend over the local GPUs);
 #   2. nodeprobe-gemm --profile full on every GPU;
@@ -18,20 +19,18 @@
 #   reports/examples/<gpu>-io-pinned.json     nodeprobe-io read --pin cuda
 #   reports/examples/<gpu>-vs-cublas.txt      nodeprobe vs cuBLAS, with ratios
 #
-#   scripts/gpu-check.sh [--build-dir DIR] [--profile quick|full] [--no-deps] [--jobs N]
+#   scripts/gpu-check.sh [--build-dir DIR] [--profile quick|full] [--no-deps]
 # Exit: 0 all passed, 1 a check or test failed, 77 no GPU here, 2 build error.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="$here/build-gpu"
 profile=full
 deps=1
-jobs=$(nproc 2>/dev/null || echo 4)
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --profile) profile="$2"; shift ;;
     --no-deps) deps=0 ;;
-    --jobs) jobs="$2"; shift ;;
     -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac
@@ -46,19 +45,13 @@ fi
 nvidia-smi -L >&2
 ngpus=$(nvidia-smi -L | grep -c '^GPU ')
 
-log "build ($build_dir, -j$jobs): the probes, the cuBLAS comparison, the device tests"
-if [[ $deps -eq 1 ]]; then
-  "$here/scripts/setup.sh" --deps-only || exit 2
-fi
-cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DNODEPROBE_WERROR=ON -DNODEPROBE_DEVICE_TESTS=ON >"$build_dir.configure.log" 2>&1 ||
-  { cat "$build_dir.configure.log" >&2; exit 2; }
-grep -E '^-- +(CUDA|NVCC|CUDNN|NCCL|MPI) ' "$build_dir.configure.log" >&2 || true
-targets=(nodeprobe-gemm nodeprobe-io nodeprobe-bench-gemm gemm_device_tests)
-if grep -qE '^-- +NCCL +yes' "$build_dir.configure.log" && grep -qE '^-- +MPI +yes' "$build_dir.configure.log"; then
-  targets+=(nodeprobe-allreduce allreduce_device_tests)
-fi
-cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}" || exit 2
+log "build with device tests ($build_dir)"
+setup_args=(--no-run --werror --build-dir "$build_dir" --cmake-arg -DNODEPROBE_DEVICE_TESTS=ON)
+[[ $deps -eq 1 ]] || setup_args+=(--no-deps)
+"$here/scripts/setup.sh" "${setup_args[@]}" || exit 2
+# The build's compiler, CMake (ctest) and MPI launcher (RHEL: not on PATH).
+# shellcheck disable=SC1091
+. "$build_dir/nodeprobe-env.sh"
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr '[:upper:]' '[:lower:]' |
   sed -e 's/[^a-z0-9.]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')
@@ -99,10 +92,11 @@ if [[ -x $bin/nodeprobe-allreduce ]]; then
     # What Slurm --gpus-per-task=1 does: each rank sees only its own GPU.
     mpirun_args=(-np "$ngpus" --bind-to none)
     [[ $(id -u) -eq 0 ]] && mpirun_args+=(--allow-run-as-root)
+    mpirun=${NODEPROBE_MPIRUN:-mpirun}
     # shellcheck disable=SC2016  # expanded by each rank's shell, not here
     own_gpu='CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"'
     check "nccl backend, one GPU visible per rank -> $out/$gpu-nccl-${ngpus}gpu-cvd.json" \
-      mpirun "${mpirun_args[@]}" bash -c "$own_gpu" "$bin/nodeprobe-allreduce" "${sweep[@]}" --json "$out/$gpu-nccl-${ngpus}gpu-cvd.json" --label "$label"
+      "$mpirun" "${mpirun_args[@]}" bash -c "$own_gpu" "$bin/nodeprobe-allreduce" "${sweep[@]}" --json "$out/$gpu-nccl-${ngpus}gpu-cvd.json" --label "$label"
   else
     log "one GPU: the all-GPU and one-GPU-per-rank nccl runs need two or more"
   fi
