@@ -31,7 +31,7 @@ while [[ $# -gt 0 ]]; do
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --profile) profile="$2"; shift ;;
     --no-deps) deps=0 ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac
   shift
