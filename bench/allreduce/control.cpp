@@ -192,7 +192,7 @@ void Control::start(const std::string& preferred_ip, double deadline_s, double s
 void Control::fatal(Status s, const std::string& reason, int exit_code) {
   std::lock_guard<std::mutex> lk(fatal_mu_);
   if (stopping_) return;
-  if (on_fatal_) on_fatal_(s, reason, exit_code);
+  if (on_fatal_) on_fatal_(s, reason, exit_code, false);
   say(reason);
   end_process(exit_code);
 }
@@ -316,8 +316,16 @@ void Control::monitor_rank0() {
     // this rank got too is told in its own words.
     if (!rank_stop.empty() && !stop_requested() && now - rank_stop_at > 0.5) fatal(Status::kError, rank_stop, 130);
     if (stop_requested()) {
-      if (stop_seen == 0) stop_seen = now;
       const bool term = stop_cause() == StopCause::kSignal && stop_signal() == SIGTERM;
+      if (stop_seen == 0) {
+        stop_seen = now;
+        // mpirun kills its ranks 1 s after it passes SIGTERM on
+        // (odls_base_sigkill_timeout): the report of the stop is on disk
+        // before this rank waits to see whether another rank died instead.
+        std::lock_guard<std::mutex> lk(fatal_mu_);
+        if (term && !stopping_ && on_fatal_)
+          on_fatal_(Status::kError, stop_reason() + " during " + phase(), stop_exit_code(), true);
+      }
       if (!term || now - stop_seen > 0.5) {
         if (silent.empty() && n > 1) {
           silent = "; every rank is alive";

@@ -30,8 +30,10 @@ namespace nodeprobe::allreduce {
 class Control {
  public:
   /// Runs on rank 0's monitor (or main) thread to write the report; the process
-  /// then exits with `exit_code`.
-  using FatalFn = std::function<void(Status status, const std::string& reason, int exit_code)>;
+  /// then exits with `exit_code`. `provisional`: written ahead of the final
+  /// one (no people's text), because a launcher may kill the rank before that.
+  using FatalFn =
+      std::function<void(Status status, const std::string& reason, int exit_code, bool provisional)>;
 
   Control(MPI_Comm comm, const HostMap& hosts);
   ~Control();

@@ -149,11 +149,15 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     shared.data.compare = plan.compare;
     shared.data.started_s = t_start;
   }
-  auto on_fatal = [&](Status s, const std::string& reason, int code) {
+  CommonOptions provisional = opt.common;
+  provisional.quiet = true;
+  auto on_fatal = [&](Status s, const std::string& reason, int code, bool ahead) {
     std::unique_lock<std::timed_mutex> lk(shared.mu, std::defer_lock);
-    const bool locked = lk.try_lock_for(std::chrono::seconds(2));
+    const bool locked = lk.try_lock_for(std::chrono::milliseconds(ahead ? 200 : 2000));
+    if (ahead && !locked) return;  // the final write follows in half a second
     RunData data = locked ? shared.data : RunData{};
-    emit_report(finish_report(shared.skeleton, build_probe(data, s, reason)), opt.common, code, kTool);
+    emit_report(finish_report(shared.skeleton, build_probe(data, s, reason)), ahead ? provisional : opt.common, code,
+                kTool);
   };
   const double deadline = opt.common.timeout_s > 0 ? t_start + opt.common.timeout_s : 0;
   // Rank 0 keeps the run's deadline (the others only a fallback in Control).

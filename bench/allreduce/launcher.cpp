@@ -123,6 +123,11 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   so.capture_limit = 4u << 20;
   // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
   so.kill_grace_s = 6;
+  // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
+  // (its write is fsynced) can take longer on a loaded node. The user's own
+  // setting wins.
+  if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
+    so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
   set_emergency_writer([&opt, argc, argv] {
     write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
                        stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");

@@ -73,7 +73,7 @@ void write_files(int dir_fd, const std::string& dir, const std::vector<std::uint
   if (::mkdirat(dir_fd, kSamplesDir, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + kSamplesDir, errno);
   for (std::uint32_t i = 0; i < lengths.size(); ++i) {
     if (i % kFilesPerDir == 0) {
-      if (cancelled && cancelled()) throw InputError("prepare stopped before its deadline");
+      if (cancelled && cancelled()) throw DeadlineError("prepare stopped before its deadline");
       std::snprintf(rel, sizeof rel, "%s/%04u", kSamplesDir, i / kFilesPerDir);
       if (::mkdirat(dir_fd, rel, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + rel, errno);
     }
@@ -110,7 +110,7 @@ void write_shards(int dir_fd, const std::string& dir, const std::vector<std::uin
       const std::uint64_t end = (std::uint64_t{k} + 1) * n / shards;
       for (; i < end; ++i) {
         if (i % 256 == 0 && cancelled && cancelled())
-          throw InputError("prepare stopped before its deadline");
+          throw DeadlineError("prepare stopped before its deadline");
         const auto len = static_cast<std::size_t>(lengths[i]);
         if (buf.size() + len > kShardBuffer && !buf.empty()) {
           write_all(fd, buf.data(), buf.size(), name);

@@ -50,6 +50,21 @@ TEST_P(IoInterrupt, ReadKeepsTheEpochsThatFinished) {
 INSTANTIATE_TEST_SUITE_P(Signals, IoInterrupt, ::testing::Values(SIGINT, SIGHUP),
                          [](const ::testing::TestParamInfo<int>& i) { return i.param == SIGINT ? "Sigint" : "Sighup"; });
 
+// A deadline too near to prepare the dataset (accept's share of a budget on a
+// loaded machine): the budget at work, status timeout, not an error; the
+// scratch dataset is gone.
+TEST(IoDeadline, AcceptWithoutTimeToPrepareIsATimeoutNotAnError) {
+  Scratch s(NODEPROBE_IO_SCRATCH);
+  fs::create_directories(s.sub("data"));
+  const IoRun r = run_io({"accept", "--profile", "quick", "--data-dir", s.sub("data"), "--timeout", "2"});
+  EXPECT_EQ(report_problems(r.report), "");
+  EXPECT_EQ(r.probe().at("status"), "timeout") << r.proc.err;
+  // Its own cut-off 3 s before the deadline, or (when start-up alone took
+  // that long on a loaded machine) the deadline itself: a timeout either way.
+  EXPECT_NE(r.probe().at("reason").get<std::string>().find("deadline"), std::string::npos) << r.probe().at("reason");
+  EXPECT_TRUE(fs::is_empty(s.sub("data"))) << "scratch dataset left";
+}
+
 // The attack of issue 14: D/samples replaced by a link to a directory of
 // NNNNNNNN.bin files; clean used to delete them and report pass.
 TEST(IoClean, SamplesLinkedElsewhereAreNotDeleted) {
