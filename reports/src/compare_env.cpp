@@ -8,7 +8,7 @@ namespace {
 
 void field(std::vector<FieldDiff>& out, const std::string& section, const std::string& key,
            const std::string& b, const std::string& a) {
-  if (b != a) out.push_back({section, key, b.empty() ? "(none)" : b, a.empty() ? "(none)" : a});
+  if (b != a) out.push_back({section, key, b.empty() ? "(none)" : b, a.empty() ? "(none)" : a, ""});
 }
 
 std::string gpu_summary(const Json& gpus) {
@@ -45,7 +45,7 @@ void flatten(const Json& j, const std::string& prefix, std::map<std::string, std
   }
 }
 
-void map_diff(std::vector<FieldDiff>& out, const std::string& section,
+void map_diff(std::vector<FieldDiff>& out, const std::string& section, const std::string& probe,
               const std::map<std::string, std::string>& b, const std::map<std::string, std::string>& a) {
   std::set<std::string> keys;
   for (const auto& [k, v] : b) keys.insert(k);
@@ -55,18 +55,8 @@ void map_diff(std::vector<FieldDiff>& out, const std::string& section,
     auto ia = a.find(k);
     const std::string vb = ib == b.end() ? "(unset)" : ib->second;
     const std::string va = ia == a.end() ? "(unset)" : ia->second;
-    if (vb != va) out.push_back({section, k, vb, va});
+    if (vb != va) out.push_back({section, k, vb, va, probe});
   }
-}
-
-/// The limits probe's observations (sysctls, rlimits, /dev/shm) keyed by check id.
-std::map<std::string, std::string> limits_of(const Report& r) {
-  std::map<std::string, std::string> out;
-  for (const auto& p : r.probes) {
-    if (!probe_matches(p.name, "limits")) continue;
-    for (const auto& c : p.checks) out[c.id] = c.observed;
-  }
-  return out;
 }
 
 }  // namespace
@@ -91,8 +81,7 @@ std::vector<FieldDiff> environment_diff(const Report& before, const Report& afte
   field(out, "host", "gpus", gpu_summary(b.gpus), gpu_summary(a.gpus));
   field(out, "tool", "version", before.tool.version + " " + before.tool.git,
         after.tool.version + " " + after.tool.git);
-  map_diff(out, "env", b.env, a.env);
-  map_diff(out, "limits", limits_of(before), limits_of(after));
+  map_diff(out, "env", "", b.env, a.env);
 
   std::map<std::string, const ProbeResult*> pb;
   for (const auto& p : before.probes) pb.emplace(p.name, &p);
@@ -102,7 +91,8 @@ std::vector<FieldDiff> environment_diff(const Report& before, const Report& afte
     std::map<std::string, std::string> fb, fa;
     flatten(it->second->config, "", fb);
     flatten(p.config, "", fa);
-    map_diff(out, "config:" + p.name, fb, fa);
+    map_diff(out, "config:" + p.name, p.name, fb, fa);
+    map_diff(out, "environment:" + p.name, p.name, it->second->environment, p.environment);
   }
   return out;
 }

@@ -47,6 +47,32 @@ std::string svg_open(const std::string& title, double h = kH) {
   return o.str();
 }
 
+/// Splits a legend name at spaces into lines of at most `width` characters;
+/// never cuts a name short (two series that differ at the end stay apart),
+/// at most 3 lines, the last one ending in an ellipsis when more was left.
+std::vector<std::string> wrap(const std::string& name, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t i = 0;
+  while (i < name.size()) {
+    std::size_t j = name.find(' ', i);
+    if (j == std::string::npos) j = name.size();
+    const std::string word = name.substr(i, j - i);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    i = j + 1;
+  }
+  if (!line.empty()) lines.push_back(line);
+  if (lines.size() > 3) {
+    lines.resize(3);
+    lines.back() += "\xE2\x80\xA6";
+  }
+  return lines;
+}
+
 std::string legend(const std::vector<std::pair<std::string, std::pair<int, bool>>>& items) {
   std::ostringstream o;
   double y = kTop + 6;
@@ -54,10 +80,12 @@ std::string legend(const std::vector<std::pair<std::string, std::pair<int, bool>
     o << "<line x1=\"" << kW - kRight + 14 << "\" y1=\"" << y << "\" x2=\"" << kW - kRight + 38
       << "\" y2=\"" << y << "\" stroke=\"" << color(style.first) << "\" stroke-width=\"3\""
       << (style.second ? " stroke-dasharray=\"5 3\"" : "") << "/>"
-      << "<text x=\"" << kW - kRight + 44 << "\" y=\"" << y + 4 << "\" class=\"lg\">"
-      << esc(name.size() > 24 ? name.substr(0, 23) + "\xE2\x80\xA6" : name) << "<title>" << esc(name)
-      << "</title></text>";
-    y += 18;
+      << "<text x=\"" << kW - kRight + 44 << "\" y=\"" << y + 4 << "\" class=\"lg\">";
+    const auto lines = wrap(name, 24);
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      o << "<tspan x=\"" << kW - kRight + 44 << "\" dy=\"" << (i ? 12 : 0) << "\">" << esc(lines[i]) << "</tspan>";
+    o << "<title>" << esc(name) << "</title></text>";
+    y += 18 + 12 * static_cast<double>(lines.size() > 0 ? lines.size() - 1 : 0);
   }
   return o.str();
 }
