@@ -14,6 +14,8 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string, int>;  // probe, name, axes, occurrence
 
+constexpr std::size_t kPercentileSamples = 20;
+
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", v);
@@ -102,7 +104,10 @@ Side side_of(const Metric& m) {
   s.n = st.n;
   if (std::isfinite(st.median)) s.center = st.median;
   auto usable = [](double lo, double hi) { return std::isfinite(lo) && std::isfinite(hi) && lo <= hi; };
-  if (usable(st.p5, st.p95) && st.p95 > st.p5) {
+  // With few samples p5 and p95 are interpolations between the two extreme
+  // samples and understate the spread: below kPercentileSamples the interval
+  // is min..max, every sample seen.
+  if (st.n >= kPercentileSamples && usable(st.p5, st.p95) && st.p95 > st.p5) {
     s.lo = st.p5, s.hi = st.p95, s.spread = "p5..p95";
   } else if (usable(st.min, st.max)) {
     s.lo = st.min, s.hi = st.max, s.spread = st.max > st.min ? "min..max" : "none (identical samples)";

@@ -150,7 +150,10 @@ std::string format_delta(double pct) {
   if (std::isnan(pct)) return "n/a";
   if (std::isinf(pct)) return pct > 0 ? "+inf %" : "-inf %";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f %%", pct);
+  if (std::fabs(pct) >= 1000)
+    std::snprintf(buf, sizeof buf, "%+.0f %%", pct);
+  else
+    std::snprintf(buf, sizeof buf, "%+.1f %%", pct);
   return buf;
 }
 
@@ -168,17 +171,17 @@ void render_compare_text(const Comparison& c, std::ostream& out, bool color) {
     std::size_t wm = 6;
     for (const auto& d : c.metrics) wm = std::max(wm, metric_label(d).size());
     wm = std::min<std::size_t>(wm, 60);
-    out << "\n" << pad("verdict", 10) << pad("metric", wm + 2) << pad("before", 24) << pad("after", 24)
+    out << "\n" << pad("verdict", 11) << pad("metric", wm + 2) << pad("before", 24) << pad("after", 24)
         << pad("delta", 10) << "unit\n";
     for (const MetricDiff* d : sorted(c)) {
       std::string v(to_string(d->judgement.verdict));
-      std::string tag = pad(v, 10);
+      std::string tag = pad(v, 11);
       if (color) tag = std::string(verdict_color(d->judgement.verdict)) + tag + "\033[0m";
       out << tag << pad(metric_label(*d), wm + 2) << pad(format_side(d->before, d->descriptor), 24)
           << pad(format_side(d->after, d->descriptor), 24) << pad(format_delta(d->judgement.delta_pct), 10)
           << shown_unit(d->descriptor) << "\n";
       if (d->judgement.verdict != Verdict::kSame)
-        out << "          " << d->judgement.reason << "\n";
+        out << "           " << d->judgement.reason << "\n";
     }
   }
   auto one_sided = [&](const char* title, const std::vector<OneSided>& v) {

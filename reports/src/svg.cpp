@@ -81,7 +81,7 @@ std::string legend(const std::vector<std::pair<std::string, std::pair<int, bool>
       << "\" y2=\"" << y << "\" stroke=\"" << color(style.first) << "\" stroke-width=\"3\""
       << (style.second ? " stroke-dasharray=\"5 3\"" : "") << "/>"
       << "<text x=\"" << kW - kRight + 44 << "\" y=\"" << y + 4 << "\" class=\"lg\">";
-    const auto lines = wrap(name, 24);
+    const auto lines = wrap(name, 20);  // ~7 px a character in the 146 px beside the plot
     for (std::size_t i = 0; i < lines.size(); ++i)
       o << "<tspan x=\"" << kW - kRight + 44 << "\" dy=\"" << (i ? 12 : 0) << "\">" << esc(lines[i]) << "</tspan>";
     o << "<title>" << esc(name) << "</title></text>";
@@ -169,8 +169,12 @@ std::string line_chart(const LineChart& c) {
     for (int e = e0; e <= e1; e += step)
       if (std::pow(2.0, e) >= xmin * 0.999 && std::pow(2.0, e) <= xmax * 1.001) xt.push_back(std::pow(2.0, e));
   } else {
+    // Counts on x (workers, nodes): no tick between two whole numbers.
+    bool whole = true;
+    for (const auto& s : c.series)
+      for (const auto& [x, y] : s.points) whole = whole && std::isfinite(x) && x == std::floor(x);
     for (double t : nice_ticks(xmin, xmax, 6))
-      if (t >= xmin - 1e-9 && t <= xmax + 1e-9) xt.push_back(t);
+      if (t >= xmin - 1e-9 && t <= xmax + 1e-9 && (!whole || t == std::floor(t))) xt.push_back(t);
     if (xt.empty()) xt.push_back(xmin);
   }
   for (double t : xt)

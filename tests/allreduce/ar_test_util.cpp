@@ -35,6 +35,17 @@ double ArRun::metric(const std::string& name, const std::map<std::string, std::s
   return -1;
 }
 
+long ArRun::stats_n(const std::string& name, const std::map<std::string, std::string>& labels) const {
+  if (!probe.contains("metrics")) return -1;
+  for (const auto& m : probe["metrics"]) {
+    if (m.value("name", "") != name) continue;
+    bool all = true;
+    for (const auto& [k, v] : labels) all = all && m["labels"].value(k, "") == v;
+    if (all) return m.contains("stats") ? m["stats"].value("n", -1L) : -1;
+  }
+  return -1;
+}
+
 ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s) {
   const std::string path = dir.file("r.json");
   ::unlink(path.c_str());

@@ -31,7 +31,7 @@ TEST(AllreduceNetns, FourHostsFabricTcpAndMpi) {
   EXPECT_EQ(hosts[2], "np" + std::to_string(c.id()) + "-h3");
   EXPECT_EQ(r.probe["data"]["targets"][1]["transport"], "ob1:tcp");
   EXPECT_EQ(r.probe["data"]["targets"][0]["details"]["domain"], "eth0");
-  EXPECT_GT(r.metric("busbw", {{"target", "fabric:tcp"}, {"size", "1048576"}}), 0);
+  EXPECT_GT(r.metric("busbw", {{"backend", "fabric"}, {"provider", "tcp"}, {"size", "1048576"}}), 0);
   EXPECT_EQ(r.check("data.mpi")["status"], "pass");
 }
 

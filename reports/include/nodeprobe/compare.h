@@ -30,8 +30,8 @@ struct Side {
 };
 
 /// The centre (stats median when present, else value) and the interval the
-/// samples span: p5..p95 (min..max when those coincide). A side with fewer
-/// than 2 samples has no spread.
+/// samples span: p5..p95 from 20 samples up, min..max below (or when p5 and
+/// p95 coincide). A side with fewer than 2 samples has no spread.
 Side side_of(const Metric& m);
 
 struct CompareOptions {
