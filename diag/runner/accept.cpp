@@ -372,8 +372,10 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
 
   ProbeResult expect = judge_expectations(report, expectations, id.type, opt.profile, fs, id.note);
   expect.config["instance_type_source"] = id.source;
-  expect.config["budget_s"] = budget;
-  expect.config["data_dir"] = data_dir;
+  // Where the run put its dataset and how long it was allowed are facts of the
+  // run, not settings of the node: data, so compare does not show them.
+  expect.data["budget_s"] = budget;
+  expect.data["data_dir"] = data_dir;
   report.probes.push_back(std::move(expect));
 
   finalize(report, std::move(raised));

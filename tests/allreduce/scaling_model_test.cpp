@@ -74,7 +74,9 @@ TEST(ScalingModel, PredictionsNeverBeatTheMeasuredLinks) {
   ASSERT_EQ(s.points.size(), 5u);
   EXPECT_DOUBLE_EQ(s.link_busbw_gbps, 0.125);
   for (const auto& p : s.points)
-    if (p.predicted) EXPECT_LE(p.busbw_gbps, 0.125) << p.nodes;
+    if (p.predicted) {
+      EXPECT_LE(p.busbw_gbps, 0.125) << p.nodes;
+    }
 }
 
 TEST(ScalingModel, PredictedStepIsAtLeastComputePlusTheAllreduceThatCannotOverlap) {

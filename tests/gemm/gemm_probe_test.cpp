@@ -105,8 +105,9 @@ TEST(GemmProbe, HealthyNodePassesEverySection) {
   // Every metric declared with its axes; every timed one carries its repetitions' spread.
   for (const auto& problem : descriptor_problems(run.r)) ADD_FAILURE() << problem;
   for (const auto& m : run.r.metrics)
-    if (m.name == "gemm.tflops" || m.name == "conv.tflops" || m.name == "memory.device_bandwidth")
+    if (m.name == "gemm.tflops" || m.name == "conv.tflops" || m.name == "memory.device_bandwidth") {
       EXPECT_GE(m.stats->n, 2u) << m.name;
+    }
   EXPECT_EQ(metrics(run.r, "gemm.peak_tflops", {{"gpu", "0"}, {"precision", "bf16"}}), 1u);
   // Data: per GPU and the P2P matrix.
   ASSERT_EQ(run.r.data["gpus"].size(), 2u);

@@ -59,7 +59,9 @@ TEST_P(IoReadEveryMethod, DeliversEverySampleVerified) {
   EXPECT_EQ(p.at("config").at("prefetch"), 2);
   EXPECT_EQ(p.at("data").at("dataset").at("layout"), layout);
   for (const auto& m : p.at("metrics"))
-    if (m.at("name") == "samples_per_s" || m.at("name") == "throughput") EXPECT_GE(m.at("stats").at("n"), 2) << m;
+    if (m.at("name") == "samples_per_s" || m.at("name") == "throughput") {
+      EXPECT_GE(m.at("stats").at("n"), 2) << m;
+    }
   std::uint64_t per_worker = 0;
   for (const auto& w : p.at("data").at("workers")) per_worker += w.at("samples").get<std::uint64_t>();
   EXPECT_EQ(per_worker, 2u * kSamples);

@@ -73,7 +73,9 @@ TEST(Golden, EveryMetricIsDeclaredAndEveryMeasuredOneHasItsSpread) {
     }
     bool available = true;
     const std::string e = testing::schema_errors(nlohmann::json::parse(dump_report(r)), &available);
-    if (available) EXPECT_EQ(e, "") << name;
+    if (available) {
+      EXPECT_EQ(e, "") << name;
+    }
   }
 }
 
@@ -176,7 +178,7 @@ TEST(Golden, AuChartIsZeroToHundredPercentAndWorkersChartsComeFromTheSweep) {
   EXPECT_NE(au.find("AU (%)"), std::string::npos);
   EXPECT_NE(au.find("workers (num_workers)"), std::string::npos);
   // Every plotted AU lies inside the axis (the fraction was scaled to %).
-  const std::regex tip(R"re(<title>[^<]*-> ([0-9.]+) %</title>)re");
+  const std::regex tip(R"re(<title>[^<]*-&gt; ([0-9.]+) %</title>)re");
   std::size_t points = 0;
   for (std::sregex_iterator it(au.begin(), au.end(), tip), end; it != end; ++it, ++points) {
     const double v = std::stod((*it)[1]);
