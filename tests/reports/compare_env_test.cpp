@@ -66,6 +66,22 @@ TEST(EnvironmentDiff, ShowsVersionsInstanceTypeEnvLimitsAndConfig) {
   EXPECT_EQ(find(d, "host", "kernel")->probe, "");
 }
 
+TEST(EnvironmentDiff, WhatOneSideNeverLearntIsNotAChange) {
+  // Run A's allreduce timed out before it loaded NCCL or wrote its settings.
+  Report b = with_limits("128"), a = with_limits("128");
+  a.host.nccl = "2.28.9";
+  a.host.mpi = "Open MPI v4.1.4";
+  b.probes[add_probe(b, "allreduce", Status::kTimeout, "deadline")].config = Json::object();
+  a.probes[add_probe(a, "allreduce", Status::kPass)].config = Json{{"iters", 5}};
+  EXPECT_TRUE(environment_diff(b, a).empty());
+  // A setting present on both sides but changed, or added, is a change.
+  b.probes[1].config = Json{{"iters", 20}};
+  a.probes[1].config = Json{{"iters", 5}, {"check", 1}};
+  const auto d = environment_diff(b, a);
+  EXPECT_EQ(find(d, "config:allreduce", "iters")->after, "5");
+  EXPECT_EQ(find(d, "config:allreduce", "check")->before, "(unset)");
+}
+
 TEST(EnvironmentDiff, IdenticalRunsHaveNone) {
   const Report r = with_limits("128");
   EXPECT_TRUE(environment_diff(r, r).empty());

@@ -5,7 +5,11 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
@@ -152,6 +156,68 @@ TEST(RealAccept, AAComparisonHasNoWorseTwiceInARow) {
     for (const auto& f : c.j["environment"])
       ADD_FAILURE() << "environment differs: " << f.dump();
   }
+}
+
+}  // namespace
+}  // namespace nodeprobe
+
+namespace nodeprobe {
+namespace {
+
+/// Digits (and decimal points between them) folded to '#': numbers differ run
+/// to run, the shape of a line does not.
+std::string shape(const std::string& line) {
+  std::string out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(line[i]))) {
+      while (i + 1 < line.size() &&
+             (std::isdigit(static_cast<unsigned char>(line[i + 1])) || line[i + 1] == '.'))
+        ++i;
+      out += '#';
+    } else {
+      out += line[i];
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+/// The lines of docs/compare.md's sample that do not depend on the noise of
+/// one run or machine: commands, headers, causes, settings, results (not the
+/// metric rows, whose verdicts between `ambiguous` and `worse` may differ from
+/// run to run, nor the before/after lines with this machine's hostname).
+bool stable(const std::string& line) {
+  for (const char* p : {"worse ", "better ", "ambiguous ", "same ", "n/a ", "verdict ", "           ", "    moved:",
+                        "only in", "  io/", "status changes", "  io: pass", "  io io.", "before: ", "after: "})
+    if (line.rfind(p, 0) == 0) return false;
+  return !line.empty();
+}
+
+TEST(Docs, CompareWalkThroughPrintsWhatDocsCompareMdShows) {
+  TempDir tmp;
+  const std::string path = std::string(NODEPROBE_BIN_DIR) + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "");
+  const auto r = testing::run({std::string(NODEPROBE_SOURCE_DIR) + "/docs/examples/tuning.sh", tmp.path()}, 180,
+                              {"PATH=" + path});
+  ASSERT_EQ(r.exit_code, 0) << r.describe() << r.err;
+  std::set<std::string> got;
+  std::istringstream out(r.out);
+  for (std::string l; std::getline(out, l);) got.insert(shape(l));
+  const std::string doc = testing::read_file(std::string(NODEPROBE_SOURCE_DIR) + "/docs/compare.md");
+  const auto marker = doc.find("<!-- docs/examples/tuning.sh");
+  ASSERT_NE(marker, std::string::npos) << "docs/compare.md lost its sample";
+  const auto begin = doc.find("```\n", marker) + 4;
+  std::istringstream sample(doc.substr(begin, doc.find("```", begin) - begin));
+  std::size_t checked = 0;
+  for (std::string l; std::getline(sample, l);) {
+    if (!stable(l)) continue;
+    EXPECT_TRUE(got.count(shape(l))) << "docs/compare.md shows a line the walk-through no longer prints:\n  " << l
+                                     << "\nit printed:\n" << r.out;
+    ++checked;
+  }
+  EXPECT_GT(checked, 12u);
+  // The A/A pair exits 0, the workers 2 -> 1 pair 1, as the page says.
+  EXPECT_NE(r.out.find("result: no metric worse\n$ echo $?\n0\n"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("result: [0-9]+ metric\\(s\\) worse\n\\$ echo \\$\\?\n1\n"))) << r.out;
 }
 
 }  // namespace
