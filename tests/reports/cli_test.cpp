@@ -120,6 +120,9 @@ TEST_F(Cli, ReportBadInputIsExit2WithOneLine) {
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--compare", tmp.file("garbage.json")}).exit_code, 2);
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--html", "/nonexistent/x.html"}).exit_code, 2);
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--format", "yaml"}).exit_code, 64);
+  const auto nan = np({"report", tmp.file("after.json"), "--compare", tmp.file("before.json"), "--threshold", "nan"});
+  EXPECT_EQ(nan.exit_code, 64);
+  EXPECT_EQ(std::count(nan.err.begin(), nan.err.end(), '\n'), 1) << nan.err;
 }
 
 TEST_F(Cli, ProbeExecutablesExportThroughTheCommonFlags) {
