@@ -173,8 +173,13 @@ std::string line_chart(const LineChart& c) {
     bool whole = true;
     for (const auto& s : c.series)
       for (const auto& [x, y] : s.points) whole = whole && std::isfinite(x) && x == std::floor(x);
-    for (double t : nice_ticks(xmin, xmax, 6))
-      if (t >= xmin - 1e-9 && t <= xmax + 1e-9 && (!whole || t == std::floor(t))) xt.push_back(t);
+    for (double t : nice_ticks(xmin, xmax, 6)) {
+      if (whole) {  // the ticks are sums of steps: 2.0000000000000004 is the tick 2
+        if (std::fabs(t - std::round(t)) > 1e-9) continue;
+        t = std::round(t);
+      }
+      if (t >= xmin - 1e-9 && t <= xmax + 1e-9) xt.push_back(t);
+    }
     if (xt.empty()) xt.push_back(xmin);
   }
   for (double t : xt)

@@ -186,6 +186,11 @@ TEST(Golden, AuChartIsZeroToHundredPercentAndWorkersChartsComeFromTheSweep) {
     EXPECT_LE(v, 100.0);
   }
   EXPECT_GT(points, 3u);
+  // Workers are whole numbers: a tick at each of them, none between.
+  const std::regex xtick(R"re(<text x="[0-9.]+" y="[0-9.]+" class="tk" text-anchor="middle">([0-9.]+)</text>)re");
+  std::vector<std::string> xs;
+  for (std::sregex_iterator it(au.begin(), au.end(), xtick), end; it != end; ++it) xs.push_back((*it)[1]);
+  EXPECT_EQ(xs, (std::vector<std::string>{"1", "2"}));
   EXPECT_FALSE(chart_svg(page, "io-workers-samples").empty());
   // io read has no workers axis (one setting): no workers chart.
   EXPECT_EQ(html(golden("io-read")).find("chart-io-workers"), std::string::npos);
