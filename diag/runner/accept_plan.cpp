@@ -30,7 +30,7 @@ const std::vector<PlanEntry>& accept_entries() {
       // stopped rank ends as error/timeout naming the rank (docs/allreduce.md).
       {"allreduce", "nodeprobe-allreduce",
        {{"", {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "1M", "-e", "4M",
-              "-f", "4", "-n", "10", "--inplace", "0"},
+              "-f", "4", "-n", "5", "--inplace", "0"},
          {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "64K", "-e", "64M",
           "-f", "4", "-n", "20"}}},
        30, 180, 5, 60, true, false},
