@@ -62,19 +62,14 @@ std::string key_numbers(const ProbeResult& p, std::size_t max_items) {
       items.push_back((caption.empty() ? "" : caption + " ") + format_metric(*d, best[g]));
     }
   }
-  if (!p.checks.empty()) items.push_back(checks_summary(p));
-  if (items.empty())
+  if (items.empty() && p.checks.empty())  // nothing declared to sum it up: its first metrics
     for (const auto& m : p.metrics) {
       if (items.size() >= std::min<std::size_t>(max_items, 2)) break;
       items.push_back(m.name + labels_text(m.labels) + " " + format_metric(descriptor_of(p, m), m.value));
     }
-  // Key metrics first, the check counts always when there is room for them.
-  if (items.size() > max_items && !p.checks.empty()) {
-    std::string checks = items.back();
-    items.resize(max_items - 1);
-    items.push_back(checks);
-  }
+  // Up to max_items numbers, then the check counts whenever there are checks.
   if (items.size() > max_items) items.resize(max_items);
+  if (!p.checks.empty()) items.push_back(checks_summary(p));
   std::string out;
   for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
   return out;
