@@ -15,6 +15,23 @@ namespace {
 using Key = std::tuple<std::string, std::string, std::string, int>;  // probe, name, axes, occurrence
 
 constexpr std::size_t kPercentileSamples = 20;
+// Two runs of an unchanged node whose samples are n and m independent draws
+// of one distribution have all of one run's samples above all of the other's
+// with probability 2 / C(n+m, n): 1 in 126 for 5 against 5. An A/A accept
+// pair judges some 30 metrics, so min..max separation alone would call one of
+// them worse in about one pair in ten on a perfectly quiet node. Separation
+// counts only when chance explains it at most once in a thousand (7 samples a
+// side and up).
+constexpr double kChanceSeparation = 1e-3;
+
+/// 2 / C(n+m, n): the chance that all of n samples lie on one side of all of
+/// m samples drawn from the same distribution.
+double chance_separation(std::size_t n, std::size_t m) {
+  const std::size_t k = std::min(n, m);
+  double c = 1;  // C(n+m, k), built up factor by factor
+  for (std::size_t i = 1; i <= k; ++i) c = c * static_cast<double>(n + m - k + i) / static_cast<double>(i);
+  return std::min(1.0, 2 / c);
+}
 
 std::string pct(double v) {
   char buf[32];
@@ -169,6 +186,18 @@ Judgement judge(const Side& b, const Side& a, Better better, MetricKind kind, co
     j.reason = "changed by " + pct(j.delta_pct) + " but the intervals overlap (before " + b.spread + " n=" +
                std::to_string(b.n) + ", after " + a.spread + " n=" + std::to_string(a.n) + ")";
     return j;
+  }
+  // p5..p95 intervals of 20+ samples a side separate by chance far less
+  // often than the full ranges of a few samples: the few-sample case is the
+  // one to guard.
+  if (b.n < kPercentileSamples || a.n < kPercentileSamples) {
+    if (const double p = chance_separation(b.n, a.n); p > kChanceSeparation) {
+      j.verdict = Verdict::kAmbiguous;
+      j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate, but with " + std::to_string(b.n) +
+                 " and " + std::to_string(a.n) + " samples two runs of an unchanged node separate by chance 1 in " +
+                 std::to_string(std::llround(1 / p)) + ": run both with 7 or more samples to judge";
+      return j;
+    }
   }
   j.verdict = improved ? Verdict::kBetter : Verdict::kWorse;
   j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate (before " + b.spread + " n=" +

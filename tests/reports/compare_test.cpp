@@ -52,6 +52,27 @@ TEST(Compare, ClearRegressionIsWorse) {
   EXPECT_NE(only(c).judgement.reason.find("intervals separate"), std::string::npos);
 }
 
+TEST(Compare, FewSamplesThatSeparateAsOftenByChanceAreAmbiguous) {
+  // 5 against 5 samples: two runs of one node have all of one above all of
+  // the other 2 / C(10, 5) = 1 in 126 times; with ~30 metrics an A/A pair
+  // would show a worse every tenth pair. 7 against 7 (1 in 1716) is judged.
+  const auto b5 = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {}, 39, 41, 5), "allreduce");
+  const auto a5 = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {}, 29, 31, 5), "allreduce");
+  const auto c5 = compare_reports(b5, a5, {});
+  EXPECT_EQ(only(c5).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_FALSE(c5.any_worse());
+  EXPECT_NE(only(c5).judgement.reason.find("by chance 1 in 126"), std::string::npos) << only(c5).judgement.reason;
+  const auto b6 = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {}, 39, 41, 6), "allreduce");
+  const auto a7 = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {}, 29, 31, 7), "allreduce");
+  EXPECT_EQ(only(compare_reports(b6, a7, {})).judgement.verdict, Verdict::kAmbiguous);  // 1 in 858
+  const auto b7 = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {}, 39, 41, 7), "allreduce");
+  EXPECT_EQ(only(compare_reports(b7, a7, {})).judgement.verdict, Verdict::kWorse);
+  EXPECT_EQ(only(compare_reports(a7, b7, {})).judgement.verdict, Verdict::kBetter);
+  // Few samples against many: 5 against 20 is 1 in 26565, judged.
+  const auto a20 = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {}, 29, 31, 20), "allreduce");
+  EXPECT_EQ(only(compare_reports(b5, a20, {})).judgement.verdict, Verdict::kWorse);
+}
+
 TEST(Compare, OverlappingSpreadsBeyondThresholdAreAmbiguous) {
   // +10 % at the centre, but each side varied over +-15 %.
   const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 85, 115, 20));
@@ -208,10 +229,10 @@ TEST(Compare, MatchesByProbeNameAndLabelsNotPosition) {
 
 TEST(Compare, RepeatedKeysPairInOrder) {
   Report b = base_report(), a = base_report();
-  b.probes[add_probe(b, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 5),
-                                                            metric("t", 20, "", Better::kHigher, {}, 19.9, 20.1, 5)};
-  a.probes[add_probe(a, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 5),
-                                                            metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 5)};
+  b.probes[add_probe(b, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 10),
+                                                            metric("t", 20, "", Better::kHigher, {}, 19.9, 20.1, 10)};
+  a.probes[add_probe(a, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 10),
+                                                            metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 10)};
   const auto c = compare_reports(b, a, {});
   ASSERT_EQ(c.metrics.size(), 2u);
   EXPECT_EQ(c.metrics[0].judgement.verdict, Verdict::kSame);
