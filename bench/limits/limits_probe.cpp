@@ -64,8 +64,9 @@ Status limit_status(std::uint64_t value, std::uint64_t recommended) {
   return value == kUnlimited || value >= recommended ? Status::kPass : Status::kWarn;
 }
 
-/// Timed active verifications run this often: their spread is the metric's.
-constexpr int kActiveRepeats = 5;
+/// Timed active verifications run this often: their spread is the metric's
+/// (7: compare judges a separation of fewer samples as chance).
+constexpr int kActiveRepeats = 7;
 
 // Runs an active verification kActiveRepeats times (stopping at the first
 // failure) and, when it was timed, adds its rate in GB/s with the spread of
@@ -87,10 +88,10 @@ const std::vector<MetricDescriptor>& limits_metrics() {
   static const std::vector<MetricDescriptor> t = {
       measured("dev_shm_fill", "GB/s", Better::kHigher,
                "POSIX shared memory allocated in /dev/shm per second (posix_fallocate of --shm-bytes); "
-               "spread over 5 repeats")
+               "spread over 7 repeats")
           .titled("/dev/shm fill"),
       measured("mlock_rate", "GB/s", Better::kHigher,
-               "anonymous memory faulted in and locked per second (mlock of --mlock-bytes); spread over 5 repeats")
+               "anonymous memory faulted in and locked per second (mlock of --mlock-bytes); spread over 7 repeats")
           .titled("mlock"),
   };
   return t;
