@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,12 +12,16 @@
 #include <sstream>
 
 #include "nodeprobe/clock.h"
+#include "nodeprobe/stop.h"
 
 namespace nodeprobe::allreduce {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x4E50434Bu;  // "NPCK"
-enum MsgType : std::uint32_t { kHello = 1, kBeat = 2, kBye = 3, kError = 4 };
+// kStop: this rank was told to stop (its text says why); kRootSilent: rank 0
+// said nothing for the stall limit and this rank gives up (sent so that a
+// stopped rank 0, once resumed, names itself instead of this rank's exit).
+enum MsgType : std::uint32_t { kHello = 1, kBeat = 2, kBye = 3, kError = 4, kStop = 5, kRootSilent = 6 };
 constexpr double kBeatInterval = 0.25;
 constexpr double kOtherGrace = 5;  // non-zero ranks give rank 0 this long to end the run first
 
@@ -57,6 +60,13 @@ void say(const std::string& line) {
   (void)rc;
 }
 
+// Every way a rank ends itself: what it registered for removal (the shm
+// region of fabric:shm) goes first.
+[[noreturn]] void end_process(int code) {
+  run_stop_cleanups();
+  ::_exit(code);
+}
+
 std::string fmt_s(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", s);
@@ -64,15 +74,6 @@ std::string fmt_s(double s) {
 }
 
 }  // namespace
-
-void block_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
 
 Control::Control(MPI_Comm comm, const HostMap& hosts) : comm_(comm), hosts_(hosts) {
   MPI_Comm_rank(comm_, &rank_);
@@ -82,7 +83,6 @@ Control::Control(MPI_Comm comm, const HostMap& hosts) : comm_(comm), hosts_(host
 Control::~Control() {
   stopping_ = true;
   if (thread_.joinable()) thread_.join();
-  if (signal_fd_ >= 0) ::close(signal_fd_);
 }
 
 std::string Control::describe_rank(int r) const {
@@ -120,11 +120,6 @@ void Control::start(const std::string& preferred_ip, double deadline_s, double s
   deadline_s_ = deadline_s;
   stall_s_ = stall_s;
   on_fatal_ = std::move(on_fatal);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  signal_fd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 
   pids_ = std::vector<int>(static_cast<std::size_t>(size_), 0);
   std::vector<int> all_pids(static_cast<std::size_t>(size_));
@@ -197,21 +192,21 @@ void Control::start(const std::string& preferred_ip, double deadline_s, double s
 void Control::fatal(Status s, const std::string& reason, int exit_code) {
   std::lock_guard<std::mutex> lk(fatal_mu_);
   if (stopping_) return;
-  if (on_fatal_) on_fatal_(s, reason, exit_code);
+  if (on_fatal_) on_fatal_(s, reason, exit_code, false);
   say(reason);
-  ::_exit(exit_code);
+  end_process(exit_code);
 }
 
 void Control::fail(const std::string& what) {
   if (rank_ == 0) {
     fatal(Status::kError, describe_rank(0) + ": " + what, 2);
-    ::_exit(2);  // fatal returns only after stop(); the run cannot go on either way
+    end_process(2);  // fatal returns only after stop(); the run cannot go on either way
   }
   say("rank " + std::to_string(rank_) + ": " + what);
   if (to_root_) send_to_root(kError, what);
   // Rank 0 writes the report and ends the job; this is the fallback.
   for (int i = 0; i < 100; ++i) ::usleep(100000);
-  ::_exit(2);
+  end_process(2);
 }
 
 void Control::stop() {
@@ -221,11 +216,18 @@ void Control::stop() {
   }
   if (rank_ != 0 && to_root_) send_to_root(kBye, "done");
   if (thread_.joinable()) thread_.join();
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+void Control::end_for_stop() {
+  if (rank_ == 0 && stop_requested()) fatal_for_stop("");
+}
+
+// Rank 0 ends the run for its own stop: the deadline names what every rank
+// was doing (and who is silent), a signal the phase it came in.
+void Control::fatal_for_stop(const std::string& silent) {
+  if (stop_cause() != StopCause::kDeadline)
+    fatal(Status::kError, stop_reason() + " during " + phase(), 130);
+  fatal(Status::kTimeout, stop_reason() + " during " + phase() + silent, 124);
 }
 
 void Control::monitor_rank0() {
@@ -233,8 +235,8 @@ void Control::monitor_rank0() {
   std::vector<double> last(n, steady_clock().now_s());
   std::vector<std::string> phases(n, "starting"), buffers(n);
   std::vector<bool> bye(n, false), closed(n, false);
-  int pending_signal = 0;
-  double signal_at = 0, last_beat_out = 0;
+  double stop_seen = 0, last_beat_out = 0, prev_loop = steady_clock().now_s(), suspended = 0, rank_stop_at = 0;
+  std::string rank_stop;  // the first rank that said it was told to stop
   while (!stopping_) {
     if (steady_clock().now_s() - last_beat_out >= 1.0) {
       // Lets the other ranks tell a stopped or hung rank 0 from a busy one.
@@ -245,21 +247,19 @@ void Control::monitor_rank0() {
     }
     std::vector<pollfd> fds;
     std::vector<int> who;
-    if (signal_fd_ >= 0) { fds.push_back({signal_fd_, POLLIN, 0}); who.push_back(-1); }
     for (std::size_t r = 1; r < n; ++r)
       if (conns_[r] && !closed[r]) { fds.push_back({conns_[r].get(), POLLIN, 0}); who.push_back(static_cast<int>(r)); }
     ::poll(fds.data(), fds.size(), 100);
     const double now = steady_clock().now_s();
+    // This thread itself was frozen (SIGSTOP, a hung host): what the others
+    // did meanwhile is a consequence, not the cause.
+    if (now - prev_loop > 3) suspended = now - prev_loop;
+    prev_loop = now;
+    const std::string me_silent = suspended > 0 ? describe_rank(0) + " was stopped or hung for " + fmt_s(suspended) +
+                                                      " during " + phase()
+                                                : std::string();
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (who[i] < 0) {
-        signalfd_siginfo si{};
-        if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si) && !pending_signal) {
-          pending_signal = static_cast<int>(si.ssi_signo);
-          signal_at = now;
-        }
-        continue;
-      }
       const auto r = static_cast<std::size_t>(who[i]);
       char buf[4096];
       const ssize_t got = ::recv(conns_[r].get(), buf, sizeof buf, MSG_DONTWAIT);
@@ -271,35 +271,39 @@ void Control::monitor_rank0() {
           buffers[r].erase(0, sizeof m);
           last[r] = now;
           m.text[sizeof m.text - 1] = '\0';
+          const std::string who_r = describe_rank(static_cast<int>(r));
           if (m.type == kBeat) phases[r] = m.text;
           if (m.type == kBye) bye[r] = true;
-          if (m.type == kError) fatal(Status::kError, describe_rank(static_cast<int>(r)) + ": " + m.text, 2);
+          if (m.type == kError) fatal(Status::kError, who_r + ": " + m.text, 2);
+          if (m.type == kStop && rank_stop.empty()) {
+            rank_stop = who_r + ": " + m.text + " during " + phases[r];
+            rank_stop_at = now;
+          }
+          if (m.type == kRootSilent)
+            fatal(Status::kError,
+                  describe_rank(0) + " was silent for " + std::string(m.text) + " (stopped or hung; rank " +
+                      std::to_string(r) + " gave up waiting)",
+                  2);
         }
         continue;
       }
       if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       closed[r] = true;
-      if (!bye[r])
-        fatal(Status::kError,
-              describe_rank(static_cast<int>(r)) + " died during " + phases[r] +
-                  ": its control connection closed without a goodbye (killed or crashed; the "
-                  "launcher's message names the signal)",
-              2);
+      if (bye[r]) continue;
+      if (!me_silent.empty())
+        fatal(Status::kError, me_silent + "; " + describe_rank(static_cast<int>(r)) + " gave up meanwhile", 2);
+      fatal(Status::kError,
+            describe_rank(static_cast<int>(r)) + " died during " + phases[r] +
+                ": its control connection closed without a goodbye (killed or crashed; the "
+                "launcher's message names the signal)",
+            2);
     }
     if (stopping_) break;
-    if (pending_signal && now - signal_at > 0.5) {
-      // The launcher sends SIGTERM when another rank dies; a death seen in the
-      // last half second was reported above instead.
-      fatal(Status::kError,
-            std::string("interrupted by ") + (pending_signal == SIGINT ? "SIGINT" : "SIGTERM") +
-                " during " + phase(),
-            pending_signal == SIGINT ? 130 : 2);
-    }
     std::string silent;
     for (std::size_t r = 1; r < n; ++r) {
       if (!conns_[r] || closed[r] || bye[r]) continue;
       const double quiet = now - last[r];
-      if (quiet > stall_s_)
+      if (quiet > stall_s_ && suspended == 0)
         fatal(Status::kError,
               describe_rank(static_cast<int>(r)) + " silent for " + fmt_s(quiet) + " during " +
                   phases[r] + " (stopped or hung; --stall-timeout " + fmt_s(stall_s_) + ")",
@@ -307,59 +311,72 @@ void Control::monitor_rank0() {
       if (quiet > 2) silent += "; " + describe_rank(static_cast<int>(r)) + " silent for " +
                                fmt_s(quiet) + " (stopped or hung) in " + phases[r];
     }
-    if (deadline_s_ > 0 && now >= deadline_s_) {
-      std::string why = "deadline of --timeout passed during " + phase();
-      if (!silent.empty()) {
-        why += silent;
-      } else if (n > 1) {
-        why += "; every rank is alive";
-        if (n <= 8)
-          for (std::size_t r = 1; r < n; ++r)
-            if (conns_[r]) why += "; rank " + std::to_string(r) + " in " + phases[r];
+    // A launcher sends SIGTERM to every rank, also when another rank died: a
+    // death seen within half a second is reported above instead, and a stop
+    // this rank got too is told in its own words.
+    if (!rank_stop.empty() && !stop_requested() && now - rank_stop_at > 0.5) fatal(Status::kError, rank_stop, 130);
+    if (stop_requested()) {
+      const bool term = stop_cause() == StopCause::kSignal && stop_signal() == SIGTERM;
+      if (stop_seen == 0) {
+        stop_seen = now;
+        // mpirun kills its ranks 1 s after it passes SIGTERM on
+        // (odls_base_sigkill_timeout): the report of the stop is on disk
+        // before this rank waits to see whether another rank died instead.
+        std::lock_guard<std::mutex> lk(fatal_mu_);
+        if (term && !stopping_ && on_fatal_)
+          on_fatal_(Status::kError, stop_reason() + " during " + phase(), stop_exit_code(), true);
       }
-      fatal(Status::kTimeout, why, 124);
+      if (!term || now - stop_seen > 0.5) {
+        if (silent.empty() && n > 1) {
+          silent = "; every rank is alive";
+          if (n <= 8)
+            for (std::size_t r = 1; r < n; ++r)
+              if (conns_[r]) silent += "; rank " + std::to_string(r) + " in " + phases[r];
+        }
+        fatal_for_stop(silent);
+      }
     }
   }
 }
 
 void Control::heartbeat_other() {
-  bool root_gone = false;
+  bool root_gone = false, told_stop = false;
   double root_heard = steady_clock().now_s();
   while (!stopping_) {
     if (to_root_ && !root_gone) send_to_root(kBeat, phase());
     std::vector<pollfd> fds;
-    if (signal_fd_ >= 0) fds.push_back({signal_fd_, POLLIN, 0});
     if (to_root_ && !root_gone) fds.push_back({to_root_.get(), POLLIN, 0});
     ::poll(fds.data(), fds.size(), static_cast<int>(kBeatInterval * 1000));
     if (stopping_) break;
     for (const auto& p : fds) {
       if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (p.fd == signal_fd_) {
-        signalfd_siginfo si{};
-        if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
-          ::_exit(si.ssi_signo == SIGINT ? 130 : 143);
-      } else {
-        char buf[4096];
-        const ssize_t got = ::recv(to_root_.get(), buf, sizeof buf, MSG_DONTWAIT);
-        if (got > 0) root_heard = steady_clock().now_s();
-        else if (got == 0 || (errno != EAGAIN && errno != EINTR)) root_gone = true;
-      }
+      char buf[4096];
+      const ssize_t got = ::recv(to_root_.get(), buf, sizeof buf, MSG_DONTWAIT);
+      if (got > 0) root_heard = steady_clock().now_s();
+      else if (got == 0 || (errno != EAGAIN && errno != EINTR)) root_gone = true;
     }
-    if (to_root_ && !root_gone && steady_clock().now_s() - root_heard > stall_s_ + kOtherGrace) {
-      say("rank " + std::to_string(rank_) + ": rank 0 silent for " + fmt_s(steady_clock().now_s() - root_heard) +
-          " (stopped or hung); exiting");
-      ::_exit(2);
+    if (stop_requested() && !told_stop) {
+      // Rank 0 ends the run and names this rank; the stop handlers end this
+      // process if it does not.
+      told_stop = true;
+      if (to_root_ && !root_gone) send_to_root(kStop, stop_reason());
+    }
+    const double quiet = steady_clock().now_s() - root_heard;
+    if (to_root_ && !root_gone && quiet > stall_s_ + kOtherGrace) {
+      say("rank " + std::to_string(rank_) + ": rank 0 silent for " + fmt_s(quiet) + " (stopped or hung); exiting");
+      send_to_root(kRootSilent, fmt_s(quiet) + " during " + phase());
+      end_process(2);
     }
     if (root_gone) {
       // The launcher normally tears the job down within a second.
       for (int i = 0; i < 30 && !stopping_; ++i) ::usleep(100000);
       if (stopping_) break;
       say("rank " + std::to_string(rank_) + ": rank 0 is gone (its control connection closed); exiting");
-      ::_exit(2);
+      end_process(told_stop ? stop_exit_code() : 2);
     }
     if (deadline_s_ > 0 && steady_clock().now_s() > deadline_s_ + kOtherGrace) {
       say("rank " + std::to_string(rank_) + ": --timeout passed and rank 0 did not end the run; exiting");
-      ::_exit(124);
+      end_process(124);
     }
   }
 }

@@ -6,10 +6,11 @@
 /// monitor thread ends the run (through `on_fatal`, which writes the report
 /// and exits) when a rank's connection closes without a goodbye (it died), a
 /// rank reports an error, a rank stays silent for the stall limit (stopped,
-/// hung host), --timeout passes, or SIGINT/SIGTERM arrives. Other ranks exit
-/// on their own when rank 0 disappears or the deadline plus a grace period
-/// passes. SIGINT/SIGTERM are blocked in every thread and read through a
-/// signalfd, so call block_signals() before MPI_Init starts its threads.
+/// hung host), or the run is told to stop (stop.h: SIGINT/SIGTERM/SIGHUP,
+/// --timeout). A rank told to stop tells rank 0, which ends the run naming it;
+/// a rank that finds rank 0 silent tells it so before giving up, so a stopped
+/// rank 0 is reported as the silent one. Other ranks exit on their own when
+/// rank 0 disappears or the deadline plus a grace period passes.
 
 #include <mpi.h>
 
@@ -26,14 +27,13 @@
 
 namespace nodeprobe::allreduce {
 
-/// Blocks SIGINT, SIGTERM and SIGPIPE in the calling thread (and all threads it starts later).
-void block_signals();
-
 class Control {
  public:
   /// Runs on rank 0's monitor (or main) thread to write the report; the process
-  /// then exits with `exit_code`.
-  using FatalFn = std::function<void(Status status, const std::string& reason, int exit_code)>;
+  /// then exits with `exit_code`. `provisional`: written ahead of the final
+  /// one (no people's text), because a launcher may kill the rank before that.
+  using FatalFn =
+      std::function<void(Status status, const std::string& reason, int exit_code, bool provisional)>;
 
   Control(MPI_Comm comm, const HostMap& hosts);
   ~Control();
@@ -51,6 +51,9 @@ class Control {
   [[noreturn]] void fail(const std::string& what);
   /// Normal end (before MPI_Finalize): goodbye to rank 0, threads joined.
   void stop();
+  /// The stop handlers' emergency writer: rank 0 writes the report for the
+  /// stop now; other ranks return (the process then exits).
+  void end_for_stop();
   /// Ranks that could not open a control connection (rank 0 only).
   const std::vector<int>& unmonitored() const { return unmonitored_; }
   /// Process id of rank `r` (0 when unknown).
@@ -63,6 +66,7 @@ class Control {
  private:
   void monitor_rank0();
   void heartbeat_other();
+  void fatal_for_stop(const std::string& silent);
   void fatal(Status s, const std::string& reason, int exit_code);
   bool send_to_root(std::uint32_t type, const std::string& text);
 
@@ -75,7 +79,6 @@ class Control {
   std::vector<Fd> conns_;          // rank 0: by rank
   std::vector<int> pids_;          // by rank
   std::vector<int> unmonitored_;
-  int signal_fd_ = -1;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::mutex fatal_mu_;

@@ -11,12 +11,10 @@
 #include "control.h"
 #include "mesh.h"
 #include "net_util.h"
-#include "nodeprobe/atomic_file.h"
 #include "nodeprobe/clock.h"
-#include "nodeprobe/finding_ids.h"
+#include "nodeprobe/emit.h"
 #include "nodeprobe/host_facts.h"
-#include "nodeprobe/render_text.h"
-#include "nodeprobe/report_json.h"
+#include "nodeprobe/stop.h"
 #include "report_build.h"
 #include "scaling.h"
 #include "sweep.h"
@@ -28,6 +26,9 @@ namespace nodeprobe::allreduce {
 namespace {
 
 constexpr const char* kTool = "nodeprobe-allreduce";
+// Rank 0's monitor ends a stopped run within a second; the stop handlers'
+// own exit is the backstop for a rank that cannot.
+constexpr double kRankGrace_s = 3;
 
 // What rank 0 has so far; the watchdog reads it to write a partial report.
 struct Shared {
@@ -36,37 +37,10 @@ struct Shared {
   RunData data;
 };
 
-std::ostream& text_stream(const Options& opt) {
-  return opt.common.json_out == "-" || opt.text_to_stderr ? std::cerr : std::cout;
-}
-
 Report finish_report(Report r, ProbeResult p) {
   r.probes = {std::move(p)};
-  r.findings = findings_from_checks(r.probes);
-  auto extra = findings_from_probe_status(r.probes);
-  r.findings.insert(r.findings.end(), extra.begin(), extra.end());
-  r.verdict = compute_verdict(r);
-  r.run.finished = utc_now_iso8601();
+  finalize_report(r);
   return r;
-}
-
-// Writes the report and the people's summary; returns the exit code of the verdict.
-int emit(const Options& opt, const Report& r) {
-  int rc = exit_code_for(r.verdict);
-  if (!opt.common.json_out.empty()) {
-    try {
-      write_file_atomic(opt.common.json_out, dump_report(r));
-    } catch (const std::exception& e) {
-      std::cerr << kTool << ": " << e.what() << "\n";
-      rc = exit_code::kError;
-    }
-  }
-  if (!opt.common.quiet) {
-    TextOptions topt;
-    topt.verbose = opt.common.verbose;
-    render_text(r, text_stream(opt), topt);
-  }
-  return rc;
 }
 
 Report skeleton(const Options& opt, int argc, char** argv) {
@@ -131,7 +105,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       shared.skeleton.host.mpi = v.substr(0, v.find_first_of(",\n"));
     }
   }
-  std::ostream& out = text_stream(opt);
+  std::ostream& out = text_stream(opt.common);
   const bool talk = rank == 0 && !opt.common.quiet;
 
   // Input: the same flags on every rank, so every rank reaches the same verdict.
@@ -144,7 +118,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       std::cerr << kTool << ": " << why << "\n";
       std::lock_guard<std::timed_mutex> lk(shared.mu);
       ProbeResult p = build_probe(shared.data, Status::kError, why);
-      emit(opt, finish_report(shared.skeleton, p));
+      return emit_report(finish_report(shared.skeleton, p), opt.common, exit_code::kError, kTool);
     }
     return exit_code::kError;
   };
@@ -156,7 +130,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       if (opt.scaling)
         if (const std::string why = scaling_host_problem(hosts); !why.empty()) throw InputError(why);
       if (rank == 0) {
-        const std::string why = check_output_path(opt.common.json_out);
+        const std::string why = check_output_paths(opt.common);
         if (!why.empty()) throw InputError(why);
       }
       std::string why;
@@ -179,14 +153,21 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     shared.data.compare = plan.compare;
     shared.data.started_s = t_start;
   }
-  auto on_fatal = [&](Status s, const std::string& reason, int) {
+  CommonOptions provisional = opt.common;
+  provisional.quiet = true;
+  auto on_fatal = [&](Status s, const std::string& reason, int code, bool ahead) {
     std::unique_lock<std::timed_mutex> lk(shared.mu, std::defer_lock);
-    const bool locked = lk.try_lock_for(std::chrono::seconds(2));
+    const bool locked = lk.try_lock_for(std::chrono::milliseconds(ahead ? 200 : 2000));
+    if (ahead && !locked) return;  // the final write follows in half a second
     RunData data = locked ? shared.data : RunData{};
-    emit(opt, finish_report(shared.skeleton, build_probe(data, s, reason)));
+    emit_report(finish_report(shared.skeleton, build_probe(data, s, reason)), ahead ? provisional : opt.common, code,
+                kTool);
   };
   const double deadline = opt.common.timeout_s > 0 ? t_start + opt.common.timeout_s : 0;
+  // Rank 0 keeps the run's deadline (the others only a fallback in Control).
+  if (rank == 0 && deadline > 0) set_stop_deadline(opt.common.timeout_s, t_start);
   ctl.start(addr.ip, deadline, opt.stall_timeout_s, on_fatal);
+  set_emergency_writer([&ctl] { ctl.end_for_stop(); });
   if (rank == 0) {
     std::lock_guard<std::timed_mutex> lk(shared.mu);
     shared.data.unmonitored = ctl.unmonitored();
@@ -284,9 +265,12 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   ctl.set_phase("writing the report");
   int rc = 0;
   if (rank == 0) {
+    // From here neither the monitor nor the stop handlers replace the report.
+    begin_final_write();
     std::lock_guard<std::timed_mutex> lk(shared.mu);
-    ctl.stop();  // from here the watchdog must not replace the final report
-    rc = emit(opt, finish_report(shared.skeleton, build_probe(shared.data)));
+    ctl.stop();
+    const Report r = finish_report(shared.skeleton, build_probe(shared.data));
+    rc = emit_report(r, opt.common, exit_code_for(r.verdict), kTool);
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, world);
   ctl.stop();
@@ -303,8 +287,7 @@ bool launched_by_mpi() {
 
 int run_ranks(Options& opt, int argc, char** argv) {
   const double t_start = steady_clock().now_s();
-  // Before MPI starts its threads, so they inherit the mask (control.h).
-  block_signals();
+  install_stop_handlers({kTool, 0, kRankGrace_s, false});
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
     std::cerr << kTool << ": MPI_Init_thread failed\n";
@@ -323,11 +306,10 @@ int run_ranks(Options& opt, int argc, char** argv) {
 
 int write_error_report(const Options& opt, int argc, char** argv, Status status, const std::string& reason) {
   std::cerr << kTool << ": " << reason << "\n";
-  if (!check_output_path(opt.common.json_out).empty()) return exit_code::kError;
+  if (!check_output_paths(opt.common).empty()) return exit_code::kError;
   RunData d;
-  Report r = finish_report(skeleton(opt, argc, argv), build_probe(d, status, reason));
-  emit(opt, r);
-  return status == Status::kSkip ? exit_code::kSkip : exit_code_for(status);
+  const Report r = finish_report(skeleton(opt, argc, argv), build_probe(d, status, reason));
+  return emit_report(r, opt.common, status == Status::kSkip ? exit_code::kSkip : exit_code_for(status), kTool);
 }
 
 }  // namespace nodeprobe::allreduce

@@ -6,6 +6,8 @@
 
 #include "driver.h"
 #include "mpi_util.h"
+#include "nodeprobe/atomic_file.h"
+#include "nodeprobe/stop.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -123,6 +125,15 @@ FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& i
     NP_CHECK_FI(fi_endpoint(domain_, info_, &ep_, nullptr));
     NP_CHECK_FI(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
     NP_CHECK_FI(fi_ep_bind(ep_, &av_->fid, 0));
+    if (prov_name_ == "shm") {
+      // shm names its region /dev/shm/<pid>:<ep>:<n> by default: a rank killed
+      // before closing leaves it behind, and a later process that gets the
+      // same pid hangs in setup on the stale region. A random name of ours
+      // cannot collide, and every exit the stop handlers see removes it.
+      std::string shm_name = "nodeprobe-" + random_hex(12);
+      NP_CHECK_FI(fi_setname(&ep_->fid, shm_name.data(), shm_name.size() + 1));
+      shm_cleanup_ = register_stop_cleanup("/dev/shm/" + shm_name, CleanupKind::kFile);
+    }
     NP_CHECK_FI(fi_enable(ep_));
     char name[1024];
     std::size_t len = sizeof name;
@@ -160,6 +171,8 @@ FabricEndpoint::~FabricEndpoint() { close_all(); }
 
 void FabricEndpoint::close_all() noexcept {
   close_fid(ep_);
+  unregister_stop_cleanup(shm_cleanup_);  // closing the endpoint removed the region
+  shm_cleanup_ = -1;
   for (auto*& mr : mrs_) close_fid(mr);
   mrs_.clear();
   close_fid(av_);

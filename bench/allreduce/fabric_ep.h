@@ -78,6 +78,7 @@ class FabricEndpoint {
   fid_av* av_ = nullptr;
   fid_ep* ep_ = nullptr;
   std::vector<fid_mr*> mrs_;
+  int shm_cleanup_ = -1;  // stop-handler registration of the shm region
   std::vector<fi_addr_t> peers_;
   std::string prov_name_, fabric_name_, domain_name_, name_;
   std::size_t max_msg_ = 0, tx_depth_ = 0, rx_depth_ = 0;

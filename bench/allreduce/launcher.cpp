@@ -1,6 +1,5 @@
 #include "launcher.h"
 
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,20 +7,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "driver.h"
-#include "nodeprobe/atomic_file.h"
+#include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/mpirun.h"
 #include "nodeprobe/report_json.h"
+#include "nodeprobe/safe_remove.h"
+#include "nodeprobe/stop.h"
 #include "nodeprobe/subprocess.h"
 
 namespace nodeprobe::allreduce {
 namespace {
 
-volatile std::sig_atomic_t g_cancel = 0;
-extern "C" void on_cancel(int) { g_cancel = 1; }
+constexpr const char* kTool = "nodeprobe-allreduce";
+// Long enough for mpirun to pass SIGTERM on, rank 0 to write what finished
+// on a loaded machine and the kill grace (6 s) to run out.
+constexpr double kLauncherGrace_s = 10;
 
 std::string tail(const std::string& text, std::size_t lines) {
   std::vector<std::string> v;
@@ -34,18 +38,35 @@ std::string tail(const std::string& text, std::size_t lines) {
   return out.size() > 500 ? "..." + out.substr(out.size() - 500) : out;
 }
 
+// Flags the launcher keeps for itself: it writes the report and the exports.
+const char* const kLauncherFlags[] = {"--np", "--json", "--timeout", "--prometheus", "--cloudwatch-emf", "--junit"};
+
+// The first line a rank wrote with our prefix, without it.
+std::string first_rank_line(const std::string& err) {
+  const std::string prefix = std::string(kTool) + ": rank ";
+  std::istringstream in(err);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(prefix, 0) == 0) return l.substr(prefix.size() - 5);
+  return {};
+}
+
 }  // namespace
 
 std::vector<std::string> strip_launcher_args(int argc, char** argv) {
   std::vector<std::string> out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--np" || a == "--json" || a == "--timeout") {
-      ++i;  // and its value
-      continue;
+    bool drop = false;
+    for (const char* f : kLauncherFlags) {
+      const std::string flag = f;
+      if (a == flag) {
+        ++i;  // and its value
+        drop = true;
+      } else if (a.rfind(flag + "=", 0) == 0) {
+        drop = true;
+      }
     }
-    if (a.rfind("--np=", 0) == 0 || a.rfind("--json=", 0) == 0 || a.rfind("--timeout=", 0) == 0) continue;
-    out.push_back(a);
+    if (!drop) out.push_back(a);
   }
   return out;
 }
@@ -60,8 +81,8 @@ std::vector<std::string> local_mpirun_argv(const std::string& mpirun, int np, co
 }
 
 int run_local_ranks(const Options& opt, int argc, char** argv) {
-  if (auto why = check_output_path(opt.common.json_out); !why.empty()) {
-    std::cerr << "nodeprobe-allreduce: " << why << "\n";
+  if (auto why = check_output_paths(opt.common); !why.empty()) {
+    std::cerr << kTool << ": " << why << "\n";
     return exit_code::kError;
   }
   try {
@@ -76,12 +97,15 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   if (mpirun.empty())
     return write_error_report(opt, argc, argv, Status::kSkip,
                               "--np needs mpirun: none in NODEPROBE_MPIRUN, where the build found MPI, or PATH");
-  const char* tmp = std::getenv("TMPDIR");
-  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/nodeprobe-allreduce-XXXXXX";
-  if (!::mkdtemp(dir.data()))
-    return write_error_report(opt, argc, argv, Status::kError, "cannot create a temporary directory under " +
-                                                                   std::string(tmp && *tmp ? tmp : "/tmp"));
-  const std::string child_json = dir + "/report.json";
+  // The deadline and signals end mpirun through run_process (follow_stop).
+  install_stop_handlers({kTool, opt.common.timeout_s, kLauncherGrace_s});
+  std::unique_ptr<OwnedTempDir> dir;
+  try {
+    dir = std::make_unique<OwnedTempDir>(temp_parent(), "nodeprobe-allreduce");
+  } catch (const std::exception& e) {
+    return write_error_report(opt, argc, argv, Status::kError, e.what());
+  }
+  const std::string child_json = dir->path() + "/report.json";
   auto args = strip_launcher_args(argc, argv);
   args.insert(args.end(), {"--json", child_json});
   if (opt.common.timeout_s > 0) {
@@ -93,48 +117,63 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   }
   if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
 
-  struct sigaction sa {};
-  sa.sa_handler = on_cancel;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
   SpawnOptions so;
   so.argv = local_mpirun_argv(mpirun, opt.np, self_exe_dir() + "nodeprobe-allreduce", args, ::geteuid() == 0);
   so.capture_stderr = true;
   so.capture_limit = 4u << 20;
-  // The ranks end themselves at --timeout; this is the backstop.
-  so.timeout_s = opt.common.timeout_s > 0 ? opt.common.timeout_s + 15 : 0;
-  so.cancel = &g_cancel;
+  // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
+  so.kill_grace_s = 6;
+  // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
+  // (its write is fsynced) can take longer on a loaded node. The user's own
+  // setting wins.
+  if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
+    so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
+  set_emergency_writer([&opt, argc, argv] {
+    write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
+                       stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");
+  });
   if (opt.common.verbose) {
     std::string line;
     for (const auto& a : so.argv) line += (line.empty() ? "" : " ") + a;
-    std::cerr << "nodeprobe-allreduce: " << line << "\n";
+    std::cerr << kTool << ": " << line << "\n";
   }
   const SpawnResult r = run_process(so);
   std::cerr << r.err;
+  const StopCause stopped = begin_final_write();
 
   int rc;
   struct stat st {};
   if (::stat(child_json.c_str(), &st) == 0) {
     try {
-      const Report rep = load_report(child_json);
-      if (!opt.common.json_out.empty()) write_file_atomic(opt.common.json_out, dump_report(rep));
-      rc = exit_code_for(rep.verdict);
+      Report rep = load_report(child_json);
+      if (stopped == StopCause::kSignal && !rep.probes.empty() && rep.probes.front().status == Status::kError) {
+        // The ranks saw mpirun's SIGTERM; say what stopped the run. (At the
+        // deadline the ranks' own, earlier one has said it already.)
+        ProbeResult& p = rep.probes.front();
+        p.reason = stop_reason() + "; mpirun passed it on to the ranks: " + p.reason;
+        finalize_report(rep);
+      }
+      // Rank 0 printed the people's text already.
+      CommonOptions files = opt.common;
+      files.quiet = true;
+      rc = emit_report(rep, files, stopped != StopCause::kNone ? stop_exit_code() : exit_code_for(rep.verdict), kTool);
     } catch (const std::exception& e) {
       rc = write_error_report(opt, argc, argv, Status::kError, std::string("rank 0's report: ") + e.what());
     }
   } else {
-    Status s = r.timed_out ? Status::kTimeout : Status::kError;
+    const Status s = stopped == StopCause::kDeadline ? Status::kTimeout : Status::kError;
     std::string why = !r.started ? "could not start " + mpirun + ": " + r.start_error
-                      : r.cancelled ? std::string("interrupted")
-                                    : "mpirun " + r.describe() + " and rank 0 wrote no report";
+                      : stopped != StopCause::kNone ? stop_reason() + "; rank 0 wrote no report"
+                                                    : "mpirun " + r.describe() + " and rank 0 wrote no report";
+    // What a rank said (rank 0 silent, an error) tells more than mpirun's boilerplate.
+    const std::string said = first_rank_line(r.err);
     const std::string t = tail(r.err, 3);
-    if (!t.empty()) why += "; stderr: " + t;
+    if (!said.empty()) why += "; " + said;
+    else if (!t.empty()) why += "; stderr: " + t;
     rc = write_error_report(opt, argc, argv, s, why);
-    if (s == Status::kTimeout) rc = exit_code::kTimeout;
+    if (stopped != StopCause::kNone) rc = stop_exit_code();
   }
-  ::unlink(child_json.c_str());
-  ::rmdir(dir.c_str());
+  if (const std::string why = dir->remove(); !why.empty()) std::cerr << kTool << ": " << why << "\n";
   return rc;
 }
 

@@ -15,7 +15,7 @@ namespace nodeprobe::allreduce {
 std::vector<std::string> local_mpirun_argv(const std::string& mpirun, int np, const std::string& self,
                                            const std::vector<std::string>& child_args, bool as_root);
 
-/// argv without --np/--json/--timeout (either "--flag V" or "--flag=V"); argv[0] dropped.
+/// argv without --np/--json/--timeout and the exporters (either "--flag V" or "--flag=V"); argv[0] dropped.
 std::vector<std::string> strip_launcher_args(int argc, char** argv);
 
 int run_local_ranks(const Options& opt, int argc, char** argv);

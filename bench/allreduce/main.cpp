@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "driver.h"
+#include "nodeprobe/emit.h"
 #include "launcher.h"
 #include "options.h"
 
@@ -20,8 +21,7 @@ int main(int argc, char** argv) {
   add_allreduce_flags(app, opt);
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   if (opt.common.list) {
-    (opt.common.json_out == "-" ? std::cerr : std::cout)
-        << "allreduce\tallreduce busbw per size over mpi / fabric / nccl, mesh preflight, scaling\n";
+    text_stream(opt.common) << "allreduce\tallreduce busbw per size over mpi / fabric / nccl, mesh preflight, scaling\n";
     return exit_code::kOk;
   }
   if (launched_by_mpi()) return run_ranks(opt, argc, argv);

@@ -40,18 +40,6 @@ int ms_left(double deadline) {
 
 }  // namespace
 
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
-}
-
 std::vector<LocalAddr> local_ipv4_addrs() {
   std::vector<LocalAddr> out;
   ifaddrs* list = nullptr;

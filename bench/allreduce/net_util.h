@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "nodeprobe/fd.h"
+
 namespace nodeprobe::allreduce {
 
 /// An IPv4 address of a local interface.
@@ -25,28 +27,6 @@ std::vector<LocalAddr> local_ipv4_addrs();
 /// an empty ip with `why` set.
 LocalAddr pick_interface(const std::vector<LocalAddr>& addrs, const std::string& spec,
                          std::string* why);
-
-/// Owns a file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd();
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    const int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
 
 /// A listening TCP socket on ip:port (port 0: any; ip "" or "0.0.0.0": all).
 /// Throws ApiError. `bound_port` receives the port.

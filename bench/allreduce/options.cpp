@@ -72,7 +72,7 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(CLI::Range(1.0, 1e6));
   app.add_option("--np", o.np, "Start N local ranks through mpirun (single-node run without a launcher)")
       ->check(CLI::Range(1, 4096));
-  app.add_flag("--text-to-stderr", o.text_to_stderr)->group("");
+  app.add_flag("--text-to-stderr", o.common.text_to_stderr)->group("");
   app.add_option("--test-fault", o.test_fault)->group("");
 }
 

@@ -42,7 +42,6 @@ struct Options {
   int steps = 5;
   double stall_timeout_s = 60;        ///< a rank silent this long ends the run
   int np = 0;                         ///< --np N: start N local ranks through mpirun
-  bool text_to_stderr = false;        ///< hidden: set by --np when the user asked --json -
   std::string test_fault;             ///< hidden: RANK:KIND[:SIZE] for tests (exit|kill|stop|corrupt|throw)
 };
 

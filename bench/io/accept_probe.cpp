@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "io_report.h"
+#include "nodeprobe/safe_remove.h"
 #include "probes.h"
 
 namespace nodeprobe::io {
@@ -26,39 +27,6 @@ struct Run {
   Method method;
   CacheMode cache;
   bool step;  // with the nominal step time (the AU run)
-};
-
-// Removes the temporary datasets and their directory whatever happens.
-class TempArea {
- public:
-  explicit TempArea(std::string path) : path_(std::move(path)) {}
-  ~TempArea() {
-    if (!cleaned_) cleanup(nullptr);
-  }
-  TempArea(const TempArea&) = delete;
-  TempArea& operator=(const TempArea&) = delete;
-  const std::string& path() const { return path_; }
-  /// Cleans up; returns "" or what could not be removed.
-  std::string cleanup(std::ostream* log) {
-    cleaned_ = true;
-    std::string why;
-    for (const char* sub : {"files", "shards"}) {
-      const std::string d = path_ + "/" + sub;
-      if (dir_state(d) == DirState::kMissing) continue;
-      try {
-        clean_dataset(d);
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
-    }
-    if (::rmdir(path_.c_str()) != 0 && why.empty()) why = "rmdir " + path_ + ": " + std::strerror(errno);
-    if (!why.empty() && log) *log << "nodeprobe-io: cleanup: " << why << "\n";
-    return why;
-  }
-
- private:
-  std::string path_;
-  bool cleaned_ = false;
 };
 
 std::vector<Run> plan_runs(bool all_methods) {
@@ -124,9 +92,8 @@ void AcceptIoProbe::run(ProbeContext& ctx, ProbeResult& r) {
     mount_check(r, mount, base);
     const bool in_memory = memory_backed(mount.fs_type);
 
-    std::string tmpl = base + "/nodeprobe-io-accept-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) NP_IO_FAIL("mkdtemp " + tmpl, errno);
-    TempArea area(tmpl);
+    // Removed whatever happens: here, on unwinding, or by the stop handlers.
+    OwnedTempDir area(base, "nodeprobe-io-accept");
     auto cancelled = [&] { return ctx.deadline_s > 0 && ctx.remaining_s() < 3.0; };
     Json runs = Json::array();
     for (std::uint32_t shards : {0U, prof.shards}) {
@@ -202,11 +169,13 @@ void AcceptIoProbe::run(ProbeContext& ctx, ProbeResult& r) {
     if (!skipped.empty())
       add_check(r, "io.complete", Status::kWarn, "runs left out at the deadline: " + skipped, "every run of the profile",
                 "raise the deadline or use --profile quick");
-    const std::string left = area.cleanup(&ctx.log);
+    const std::string area_path = area.path();
+    const std::string left = area.remove();
+    if (!left.empty()) ctx.log << "nodeprobe-io: cleanup: " << left << "\n";
     r.data = Json{{"data_dir", base}, {"mount", mount_json(mount)}, {"runs", runs}, {"cleanup", left.empty() ? "ok" : left}};
     if (!left.empty())
       add_check(r, "io.cleanup", Status::kWarn, left, "the temporary dataset removed",
-                "nodeprobe-io clean --dir " + area.path() + "/files (and /shards)");
+                "nodeprobe-io clean --dir " + area_path + "/files (and /shards)");
     if (!failure.empty()) throw std::runtime_error(failure);
   });
 }

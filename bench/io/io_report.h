@@ -56,8 +56,8 @@ Json run_data(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& re
 Json config_json(const LoaderConfig& cfg);
 Json mount_json(const MountInfo& m);
 
-/// Runs `fn` at the probe boundary: DatasetError / InputError / ApiError /
-/// anything else become status error with the message as reason (and one
+/// Runs `fn` at the probe boundary: DeadlineError becomes status timeout;
+/// DatasetError / InputError / ApiError / anything else become status error with the message as reason (and one
 /// line on `log`); MethodUnavailable becomes skip. Results added before the
 /// failure stay in the report.
 template <typename Fn>
@@ -68,6 +68,10 @@ void guarded(ProbeContext& ctx, ProbeResult& r, Fn fn) {
     r.status = Status::kSkip;
     r.reason = e.what();
     ctx.log << "nodeprobe-io: skipped: " << e.what() << "\n";
+  } catch (const DeadlineError& e) {
+    r.status = Status::kTimeout;
+    r.reason = e.what();
+    ctx.log << "nodeprobe-io: " << e.what() << "\n";
   } catch (const std::exception& e) {
     r.status = Status::kError;
     r.reason = e.what();

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "nodeprobe/stop.h"
 #include "plan.h"
 
 namespace nodeprobe::io {
@@ -274,6 +275,10 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
   auto out_of_time = [&] { return budget_s > 0 && clock.now_s() - t_begin >= budget_s; };
 
   for (std::uint32_t e = 0; e < cfg.epochs; ++e) {
+    if (stop_requested()) {
+      res.stop_reason = "interrupted";
+      break;
+    }
     if (out_of_time()) {
       res.stop_reason = "deadline";
       break;
@@ -290,6 +295,12 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
     const std::size_t consumed0 = res.consumer.batches;
     pipe.start(&order, plan, &latency);
     auto stop = [&] {
+      // Ctrl-C / SIGTERM / SIGHUP or --timeout (stop.h): the epochs and
+      // batches that finished are reported.
+      if (stop_requested()) {
+        res.stop_reason = "interrupted";
+        return true;
+      }
       if (cfg.max_seconds > 0 && before + clock.now_s() - t0 >= cfg.max_seconds) {
         res.stop_reason = "max-seconds";
         return true;

@@ -73,7 +73,7 @@ struct LoaderResult {
   std::vector<WorkerStats> workers;
   std::uint32_t epochs_full = 0;
   double epochs_done = 0;        ///< full epochs + the delivered share of a partial one
-  std::string stop_reason;       ///< "" | "max-seconds" | "deadline" | "error"
+  std::string stop_reason;       ///< "" | "max-seconds" | "deadline" | "interrupted" | "error"
   std::string error;             ///< first IO error (one line)
   std::uint64_t bad_samples = 0; ///< records that failed verification
   std::string first_bad;

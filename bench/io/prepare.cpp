@@ -7,14 +7,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <ostream>
 
 #include "dataset.h"
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/safe_remove.h"
 
 namespace nodeprobe::io {
-namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kShardBuffer = 4u << 20;
@@ -30,9 +29,26 @@ bool is_shard_file(const std::string& n) {
   return n.size() == 15 && n.compare(0, 6, "shard-") == 0 && all_digits(n.substr(6, 5), 5) &&
          n.compare(11, 4, ".rec") == 0;
 }
+// Temporaries of write_file_atomic (".index.bin.tmp-<random>"), and the older ".tmp.<pid>" ones.
 bool is_our_temp(const std::string& n) {
-  return n.rfind(std::string(".") + kIndexFile + ".tmp.", 0) == 0 ||
-         n.rfind(std::string(".") + kMarkerFile + ".tmp.", 0) == 0;
+  return n.rfind(std::string(".") + kIndexFile + ".tmp", 0) == 0 ||
+         n.rfind(std::string(".") + kMarkerFile + ".tmp", 0) == 0;
+}
+
+// What prepare makes below a dataset directory, and nothing else: clean
+// removes these and leaves the rest (links included) where it is.
+bool made_by_prepare(const std::string& rel, EntryKind kind) {
+  const auto slash = rel.find('/');
+  if (slash == std::string::npos) {
+    if (rel == kSamplesDir) return kind == EntryKind::kDir;
+    return kind == EntryKind::kFile && (rel == kIndexFile || is_shard_file(rel) || is_our_temp(rel));
+  }
+  if (rel.compare(0, slash, kSamplesDir) != 0) return false;
+  const std::string rest = rel.substr(slash + 1);
+  const auto s2 = rest.find('/');
+  if (s2 == std::string::npos) return kind == EntryKind::kDir && all_digits(rest, 4);
+  const std::string file = rest.substr(s2 + 1);
+  return kind == EntryKind::kFile && file.find('/') == std::string::npos && is_sample_file(file);
 }
 
 void write_all(int fd, const std::uint8_t* p, std::size_t n, const std::string& what) {
@@ -57,14 +73,14 @@ void write_files(int dir_fd, const std::string& dir, const std::vector<std::uint
   if (::mkdirat(dir_fd, kSamplesDir, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + kSamplesDir, errno);
   for (std::uint32_t i = 0; i < lengths.size(); ++i) {
     if (i % kFilesPerDir == 0) {
-      if (cancelled && cancelled()) throw InputError("prepare stopped before its deadline");
+      if (cancelled && cancelled()) throw DeadlineError("prepare stopped before its deadline");
       std::snprintf(rel, sizeof rel, "%s/%04u", kSamplesDir, i / kFilesPerDir);
       if (::mkdirat(dir_fd, rel, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + rel, errno);
     }
     buf.resize(static_cast<std::size_t>(lengths[i]));
     fill_sample(buf.data(), lengths[i], i, seed);
     sample_path(i, rel, sizeof rel);
-    const int fd = ::openat(dir_fd, rel, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = create_new_file(dir_fd, rel);
     if (fd < 0) NP_IO_FAIL("create " + dir + "/" + rel, errno);
     try {
       write_all(fd, buf.data(), buf.size(), dir + "/" + rel);
@@ -86,7 +102,7 @@ void write_shards(int dir_fd, const std::string& dir, const std::vector<std::uin
   std::uint32_t i = 0;
   for (std::uint32_t k = 0; k < shards; ++k) {
     const std::string name = dir + "/" + shard_path(k);
-    const int fd = ::openat(dir_fd, shard_path(k).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    const int fd = create_new_file(dir_fd, shard_path(k));
     if (fd < 0) NP_IO_FAIL("create " + name, errno);
     try {
       std::uint64_t off = 0;
@@ -94,7 +110,7 @@ void write_shards(int dir_fd, const std::string& dir, const std::vector<std::uin
       const std::uint64_t end = (std::uint64_t{k} + 1) * n / shards;
       for (; i < end; ++i) {
         if (i % 256 == 0 && cancelled && cancelled())
-          throw InputError("prepare stopped before its deadline");
+          throw DeadlineError("prepare stopped before its deadline");
         const auto len = static_cast<std::size_t>(lengths[i]);
         if (buf.size() + len > kShardBuffer && !buf.empty()) {
           write_all(fd, buf.data(), buf.size(), name);
@@ -287,49 +303,23 @@ CleanResult clean_dataset(const std::string& dir_in) {
     case DirState::kOurs: break;
   }
   const Marker m = read_marker(dir);
+  // Relative to directory descriptors, never across a link (safe_remove.h):
+  // a samples/ that is a link to elsewhere is left, and what it points to too.
+  RemoveOptions o;
+  o.marker = kMarkerFile;
+  o.filter = made_by_prepare;
+  o.remove_root = m.created_dir;
+  RemoveResult rr;
+  try {
+    rr = remove_tree(dir, o);
+  } catch (const NotOwnedError& e) {
+    throw DatasetError(e.what());
+  }
   CleanResult r;
-  std::error_code ec;
-  auto remove_file = [&](const fs::path& p) {
-    std::error_code size_ec, rm_ec;
-    const auto size = fs::file_size(p, size_ec);
-    if (!fs::remove(p, rm_ec) || rm_ec) NP_IO_FAIL("remove " + p.string(), rm_ec ? rm_ec.value() : ENOENT);
-    ++r.files;
-    if (!size_ec) r.bytes += size;
-  };
-  // Names first: the directories change while we remove.
-  auto list = [](const fs::path& p) {
-    std::vector<fs::directory_entry> out;
-    for (const auto& e : fs::directory_iterator(p)) out.push_back(e);
-    return out;
-  };
-  for (const auto& e : list(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name == kMarkerFile) continue;  // last, so an interrupted clean stays recognisable
-    if (name == kIndexFile || is_shard_file(name) || is_our_temp(name)) {
-      remove_file(e.path());
-    } else if (name == kSamplesDir && e.is_directory()) {
-      for (const auto& sub : list(e.path())) {
-        const std::string sn = sub.path().filename().string();
-        if (!all_digits(sn, 4) || !sub.is_directory()) {
-          r.left.push_back(kSamplesDir + std::string("/") + sn);
-          continue;
-        }
-        for (const auto& f : list(sub.path())) {
-          if (is_sample_file(f.path().filename().string())) remove_file(f.path());
-          else r.left.push_back(kSamplesDir + std::string("/") + sn + "/" + f.path().filename().string());
-        }
-        fs::remove(sub.path(), ec);  // only when empty
-      }
-      fs::remove(e.path(), ec);
-    } else {
-      r.left.push_back(name);
-    }
-  }
-  remove_file(fs::path(dir) / kMarkerFile);
-  if (m.created_dir && r.left.empty()) {
-    if (::rmdir(dir.c_str()) != 0) NP_IO_FAIL("rmdir " + dir, errno);
-    r.dir_removed = true;
-  }
+  r.files = rr.files;
+  r.bytes = rr.bytes;
+  r.dir_removed = rr.root_removed;
+  r.left = std::move(rr.left);
   return r;
 }
 

@@ -36,7 +36,8 @@ struct PrepareResult {
 
 /// Writes the dataset. Throws InputError for refusals (foreign directory,
 /// not enough space, bad options) and ApiError for IO failures, after
-/// removing what it wrote. `cancelled` is polled between samples.
+/// removing what it wrote. `cancelled` is polled between samples; when it
+/// says so, DeadlineError (after removing what it wrote).
 PrepareResult prepare_dataset(const PrepareOptions& opt, Clock& clock, std::ostream& log,
                               const std::function<bool()>& cancelled = {});
 

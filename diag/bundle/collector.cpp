@@ -15,6 +15,7 @@
 
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/host_facts.h"
+#include "nodeprobe/stop.h"
 #include "nodeprobe/version.h"
 #include "text_util.h"
 
@@ -42,12 +43,29 @@ class Collection {
     m_.files.push_back({rel, origin, status, clean_text(reason, 300), bytes});
   }
 
+  // Into the collection directory this run made: created exclusively, never
+  // through a link (a name written twice is replaced).
   bool put(const std::string& rel, const std::string& data) {
     const std::string p = path(rel);
     mkdirs(p.substr(0, p.rfind('/')));
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << data;
-    return static_cast<bool>(out);
+    ::unlink(p.c_str());
+    const int fd = create_new_file(AT_FDCWD, p, 0600);
+    if (fd < 0) return false;
+    bool ok = true;
+    for (std::size_t off = 0; ok && off < data.size();) {
+      const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0;
+      if (ok) off += static_cast<std::size_t>(n);
+    }
+    return ::close(fd) == 0 && ok;
+  }
+
+  // After Ctrl-C or --timeout (stop.h) the rest is listed as not collected.
+  bool stopped(const std::string& rel, const std::string& origin) {
+    if (!stop_requested()) return false;
+    record(rel, origin, "skipped", "not collected: " + stop_reason(), 0);
+    return true;
   }
 
   void put_recorded(const std::string& rel, const std::string& origin, const std::string& data) {
@@ -59,6 +77,7 @@ class Collection {
   // and the secret redaction.
   void copy_log(const std::string& src, const std::string& rel,
                 const std::function<bool(const std::string&)>& keep = nullptr) {
+    if (stopped(rel, src)) return;
     const std::string real = opt_.fs->resolve(src);
     std::ifstream in(real, std::ios::binary);
     if (!in) {
@@ -98,6 +117,7 @@ class Collection {
              0);
       return {};
     }
+    if (stopped(rel, origin)) return {};
     mkdirs(path(rel).substr(0, path(rel).rfind('/')));
     SpawnResult r = opt_.runner->run(argv, opt_.command_timeout_s, path(rel));
     struct stat st {};
@@ -206,8 +226,12 @@ SpawnResult ProcessRunner::run(const std::vector<std::string>& argv, double time
   std::stringstream ss;
   ss << err.rdbuf();
   if (!ss.str().empty()) {
-    std::ofstream out(out_path, std::ios::binary | std::ios::app);
-    out << ss.str();
+    const int fd = ::open(out_path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      ssize_t rc = ::write(fd, ss.str().data(), ss.str().size());
+      (void)rc;  // the command's own output is there already
+      ::close(fd);
+    }
   }
   ::unlink((out_path + ".err").c_str());
   return r;

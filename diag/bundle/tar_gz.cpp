@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "nodeprobe/atomic_file.h"
+#include "nodeprobe/stop.h"
+
 #if NODEPROBE_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -82,9 +85,11 @@ std::string safe_relative_path(std::string_view name) {
 
 #if NODEPROBE_HAVE_ZLIB
 
-TarGzWriter::TarGzWriter(const std::string& path) : path_(path), tmp_(path + ".tmp." + std::to_string(::getpid())) {
-  const int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + tmp_ + ": " + std::strerror(errno));
+TarGzWriter::TarGzWriter(const std::string& path) : path_(path), out_(std::make_unique<AtomicFile>(path, 0600)) {
+  // zlib gets its own descriptor and closes it; the AtomicFile keeps the
+  // temporary's for fsync and the rename.
+  const int fd = ::fcntl(out_->fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
   gz_ = gzdopen(fd, "wb6");
   if (!gz_) {
     ::close(fd);
@@ -94,10 +99,8 @@ TarGzWriter::TarGzWriter(const std::string& path) : path_(path), tmp_(path + ".t
 }
 
 TarGzWriter::~TarGzWriter() {
-  if (!finished_) {
-    if (gz_) gzclose(static_cast<gzFile>(gz_));
-    ::unlink(tmp_.c_str());
-  }
+  if (gz_) gzclose(static_cast<gzFile>(gz_));
+  // An unfinished archive's temporary goes with out_.
 }
 
 void TarGzWriter::write(const void* data, std::size_t n) {
@@ -105,7 +108,7 @@ void TarGzWriter::write(const void* data, std::size_t n) {
   while (n > 0) {
     const unsigned chunk = static_cast<unsigned>(std::min<std::size_t>(n, 1u << 20));
     const int w = gzwrite(static_cast<gzFile>(gz_), p, chunk);
-    if (w <= 0) throw std::runtime_error("cannot write " + tmp_ + " (disk full?)");
+    if (w <= 0) throw std::runtime_error("cannot write " + out_->temp_path() + " (disk full?)");
     p += w;
     n -= static_cast<std::size_t>(w);
   }
@@ -184,9 +187,8 @@ void TarGzWriter::finish() {
   write(zeros, sizeof zeros);
   const int rc = gzclose(static_cast<gzFile>(gz_));
   gz_ = nullptr;
-  if (rc != Z_OK) throw std::runtime_error("cannot finish " + tmp_);
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno));
+  if (rc != Z_OK) throw std::runtime_error("cannot finish " + out_->temp_path());
+  out_->commit();
   finished_ = true;
 }
 
@@ -337,6 +339,7 @@ std::string extract_archive(const std::string& archive, const std::string& dir, 
   int n = 0;
   std::vector<char> buf(1u << 16);
   while (tar.next(&e)) {
+    if (stop_requested()) return "not unpacked to the end: " + stop_reason();
     if (++n > limits.max_entries) return "archive has more than " + std::to_string(limits.max_entries) + " entries";
     const std::string rel = safe_relative_path(e.name);
     if (rel.empty()) return "unsafe name in archive: '" + e.name.substr(0, 100) + "'";
@@ -351,9 +354,14 @@ std::string extract_archive(const std::string& archive, const std::string& dir, 
     const std::size_t slash = path.rfind('/');
     if (slash != std::string::npos && !mkdirs(path.substr(0, slash)))
       return "cannot create " + path.substr(0, slash) + ": " + std::strerror(errno);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    // A name given twice, or a link planted meanwhile, is refused: never written through.
+    const int fd = create_new_file(AT_FDCWD, path, 0600);
     if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
     for (;;) {
+      if (stop_requested()) {
+        ::close(fd);
+        return "not unpacked to the end: " + stop_reason();
+      }
       const std::size_t k = tar.read(buf.data(), buf.size());
       if (k == 0) break;
       if (::write(fd, buf.data(), k) != static_cast<ssize_t>(k)) {

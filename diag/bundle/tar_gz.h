@@ -11,10 +11,12 @@
 #include <string_view>
 
 #include "byte_source.h"
+#include "nodeprobe/atomic_file.h"
 
 namespace nodeprobe::diag {
 
-/// Writes FILE.tar.gz atomically (a temporary file renamed by finish()).
+/// Writes FILE.tar.gz through the safe file writer (nodeprobe/atomic_file.h:
+/// an exclusive temporary renamed by finish(), never through a link).
 class TarGzWriter {
  public:
   /// Throws std::runtime_error when the file cannot be created.
@@ -34,7 +36,8 @@ class TarGzWriter {
   void write(const void* data, std::size_t n);
   void header(const std::string& name, std::uint64_t size, char type);
 
-  std::string path_, tmp_;
+  std::string path_;
+  std::unique_ptr<AtomicFile> out_;  // exclusive temporary, renamed by finish()
   void* gz_ = nullptr;  // gzFile
   bool finished_ = false;
   double mtime_ = 0;

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "host_checks.h"
+#include "nodeprobe/safe_remove.h"
+#include "nodeprobe/stop.h"
 #include "playbook.h"
 #include "probe_findings.h"
 #include "rule_engine.h"
@@ -22,12 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string make_temp_dir(const std::string& base_hint) {
-  const char* t = std::getenv("TMPDIR");
-  std::string base = !base_hint.empty() ? base_hint : (t && *t ? t : "/tmp");
-  std::string tmpl = base + "/nodeprobe-diag-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) return {};
-  return tmpl;
+// Owned (safe_remove.h): removed on return, on unwinding, and by the stop
+// handlers on an emergency exit; never by following a link.
+std::unique_ptr<OwnedTempDir> make_temp_dir(const std::string& base_hint, std::string* why) {
+  try {
+    return std::make_unique<OwnedTempDir>(!base_hint.empty() ? base_hint : temp_parent(), "nodeprobe-diag");
+  } catch (const std::exception& e) {
+    *why = e.what();
+    return nullptr;
+  }
 }
 
 bool is_dir(const std::string& p) {
@@ -55,6 +60,10 @@ class Diagnosis {
 
   void analyse(const std::string& path, const std::string& name, const std::string& origin,
                const AnalysisOptions& opt, const std::string& note = "") {
+    if (stop_requested()) {
+      skipped(name, origin, "skipped", "not read: " + stop_reason());
+      return;
+    }
     LineBlockReader reader(path);
     SourceResult r = engine_.analyze(reader, name, opt);
     r.origin = origin;
@@ -71,6 +80,10 @@ class Diagnosis {
     if (r.bytes > 0 || r.error.empty()) ++out_.sources_analysed;
     findings_.merge(r.findings);
     host_.merge(r.host);
+  }
+
+  void keep_error(const std::string& why) {
+    if (!why.empty()) out_.input_errors.push_back("cleanup: " + why);
   }
 
   void skipped(const std::string& name, const std::string& origin, const std::string& status, const std::string& reason) {
@@ -121,7 +134,7 @@ class Diagnosis {
     std::vector<std::string> files;
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file()) files.push_back(it->path().string());
+      if (it->is_regular_file() && it->path().filename() != kOwnedMarker) files.push_back(it->path().string());
     std::sort(files.begin(), files.end());
     const AnalysisOptions opt = options(now_, local_utc_offset());
     for (const auto& f : files) analyse(f, fs::relative(f, dir).string(), "file: " + f, opt, "no manifest");
@@ -142,22 +155,23 @@ class Diagnosis {
       if (is_dir(in_.bundle)) {
         analyse_dir(in_.bundle, in_.bundle);
       } else {
-        const std::string tmp = make_temp_dir(in_.tmp_dir);
-        if (tmp.empty()) {
-          out_.input_errors.push_back("cannot create a temporary directory to unpack " + in_.bundle);
+        std::string why;
+        const auto tmp = make_temp_dir(in_.tmp_dir, &why);
+        if (!tmp) {
+          out_.input_errors.push_back("cannot create a temporary directory to unpack " + in_.bundle + ": " + why);
         } else {
-          const std::string err = extract_archive(in_.bundle, tmp);
+          const std::string err = extract_archive(in_.bundle, tmp->path());
           if (!err.empty()) out_.input_errors.push_back(in_.bundle + ": " + err);
-          analyse_dir(tmp, in_.bundle);
-          std::error_code ec;
-          fs::remove_all(tmp, ec);
+          analyse_dir(tmp->path(), in_.bundle);
+          keep_error(tmp->remove());
         }
       }
     }
     if (in_.live) {
-      const std::string tmp = make_temp_dir(in_.tmp_dir);
-      if (tmp.empty()) {
-        out_.input_errors.push_back("cannot create a temporary directory for the live collection");
+      std::string why;
+      const auto tmp = make_temp_dir(in_.tmp_dir, &why);
+      if (!tmp) {
+        out_.input_errors.push_back("cannot create a temporary directory for the live collection: " + why);
       } else {
         ProcessRunner real;
         CollectOptions co;
@@ -170,10 +184,9 @@ class Diagnosis {
         co.limits_exe = in_.limits_exe;
         co.envp = in_.envp;
         co.now = now_;
-        collect_artifacts(co, tmp);
-        analyse_dir(tmp, "live system");
-        std::error_code ec;
-        fs::remove_all(tmp, ec);
+        collect_artifacts(co, tmp->path());
+        analyse_dir(tmp->path(), "live system");
+        keep_error(tmp->remove());
       }
     }
     std::vector<ProbeResult> probes;

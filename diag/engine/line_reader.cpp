@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "nodeprobe/stop.h"
+
 namespace nodeprobe::diag {
 
 LineBlockReader::LineBlockReader(const std::string& path) : src_(path) { eof_ = !src_.error().empty(); }
@@ -11,6 +13,7 @@ LineBlockReader::LineBlockReader(std::string_view memory, std::string name) : sr
 std::size_t LineBlockReader::fill(char* dst, std::size_t cap) { return src_.read(dst, cap); }
 
 bool LineBlockReader::next(std::string_view* block) {
+  if (!stopped_.empty()) return false;
   if (buf_.empty()) buf_.resize(kBlock + kMaxLine);
   if (consumed_ > 0) {
     std::memmove(buf_.data(), buf_.data() + consumed_, len_ - consumed_);
@@ -19,6 +22,13 @@ bool LineBlockReader::next(std::string_view* block) {
   }
   for (;;) {
     while (!eof_ && len_ < kBlock) {
+      // Ctrl-C or --timeout (stop.h): what was read so far is handed out
+      // (a slow pipe may never fill a block), then reading ends.
+      if (stop_requested()) {
+        stopped_ = src_.name() + ": not read to the end: " + stop_reason();
+        eof_ = true;
+        break;
+      }
       const std::size_t n = fill(buf_.data() + len_, buf_.size() - len_);
       if (n == 0) eof_ = true;
       len_ += n;

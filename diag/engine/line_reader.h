@@ -31,8 +31,9 @@ class LineBlockReader {
   /// Valid until the next call. False at the end of input or on error.
   bool next(std::string_view* block);
 
-  /// "" or why reading stopped early (open failure, truncated or corrupt gzip, read error).
-  const std::string& error() const { return src_.error(); }
+  /// "" or why reading stopped early (open failure, truncated or corrupt gzip,
+  /// read error, the run told to stop).
+  const std::string& error() const { return stopped_.empty() ? src_.error() : stopped_; }
   bool gzip() const { return src_.gzip(); }
   /// Decompressed bytes read so far.
   std::uint64_t bytes() const { return src_.bytes(); }
@@ -53,6 +54,7 @@ class LineBlockReader {
   bool skipping_ = false;      // inside the tail of a cut line
   std::uint64_t long_lines_ = 0;
   std::string head_;
+  std::string stopped_;        // why a stop (stop.h) ended the reading
 };
 
 }  // namespace nodeprobe::diag

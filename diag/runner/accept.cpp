@@ -1,29 +1,26 @@
 #include "accept.h"
 
 #include <CLI/CLI.hpp>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "accept_progress.h"
 #include "ec2.h"
 #include "expectations.h"
 #include "inventory.h"
-#include "nodeprobe/atomic_file.h"
-#include "nodeprobe/finding_ids.h"
+#include "nodeprobe/emit.h"
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/mpirun.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_text.h"
-#include "nodeprobe/report_json.h"
+#include "nodeprobe/safe_remove.h"
+#include "nodeprobe/stop.h"
 #include "nodeprobe/subprocess.h"
 #include "verdict_table.h"
 
@@ -65,23 +62,14 @@ void summarise_diagnosis(const std::vector<Finding>& findings, ProbeResult& d) {
 }
 
 
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_interrupt(int) { g_interrupted = 1; }
-
 /// Seconds kept back from each deadline: the runner's kill grace and the
 /// child's start-up, so a hung probe still ends inside the budget.
 constexpr double kReserve_s = 4;
-
-std::string make_temp_dir(const std::string& parent, const std::string& prefix) {
-  std::string tmpl = parent + "/" + prefix + "-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) return {};
-  return tmpl;
-}
-
-std::string tmp_parent() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp && *tmp ? tmp : "/tmp";
-}
+/// After a stop, the probe in flight gets the runner's kill grace (up to 12 s
+/// for the allreduce launcher) to write what it measured; accept then writes
+/// its own report.
+constexpr double kAcceptGrace_s = 15;
+constexpr const char* kTool = "nodeprobe accept";
 
 ProbeResult skipped(const std::string& name, std::string reason) {
   ProbeResult r;
@@ -89,38 +77,6 @@ ProbeResult skipped(const std::string& name, std::string reason) {
   r.status = Status::kSkip;
   r.reason = std::move(reason);
   return r;
-}
-
-/// Findings from checks and probe statuses, then those the probes and the
-/// diagnosis raised themselves; one already there (same id and probe) gets
-/// their evidence and remedy steps instead of a second entry.
-void finalize(Report& r, std::vector<Finding> extra_findings) {
-  r.findings = findings_from_checks(r.probes);
-  auto st = findings_from_probe_status(r.probes);
-  r.findings.insert(r.findings.end(), st.begin(), st.end());
-  for (auto& f : extra_findings) {
-    auto same = std::find_if(r.findings.begin(), r.findings.end(), [&](const Finding& g) {
-      return g.id == f.id && (g.probe == f.probe || f.probe.empty());
-    });
-    if (same == r.findings.end()) {
-      r.findings.push_back(std::move(f));
-      continue;
-    }
-    // The same problem seen twice (a check and a log line): one finding, all
-    // the evidence; the playbook's title says more than the generic one.
-    if (!f.title.empty()) same->title = f.title;
-    for (auto& e : f.evidence)
-      if (std::none_of(same->evidence.begin(), same->evidence.end(),
-                       [&](const Evidence& x) { return x.text == e.text; }))
-        same->evidence.push_back(std::move(e));
-    for (auto& step : f.remedy)
-      if (std::find(same->remedy.begin(), same->remedy.end(), step) == same->remedy.end())
-        same->remedy.push_back(std::move(step));
-    if (f.severity == Severity::kError) same->severity = Severity::kError;
-    same->count = std::max(same->count, f.count);
-  }
-  r.verdict = compute_verdict(r);
-  r.run.finished = utc_now_iso8601();
 }
 
 std::string secs_text(double s) {
@@ -160,12 +116,16 @@ std::vector<ProbeResult> run_entry(const PlannedProbe& p, double deadline_s, con
     for (auto& a : spec.args)
       if (a == "{dataset}") a = dataset;
     const double left = deadline_s - (clock.now_s() - t0);
-    if (g_interrupted || left < 1) {
-      out.push_back(skipped(spec.name, g_interrupted ? "not run: interrupted" : "not run: the deadline was used up by earlier steps"));
+    if (stop_requested()) {
+      out.push_back(stopped_probe(spec.name, false));
+      continue;
+    }
+    if (left < 1) {
+      out.push_back(skipped(spec.name, "not run: the deadline was used up by earlier steps"));
       continue;
     }
     spec.deadline_s = left;
-    ProbeOutcome o = run_probe_executable(spec, bin, work, &g_interrupted);
+    ProbeOutcome o = run_probe_executable(spec, bin, work);
     if (o.have_host) merge_host(host, o.host);
     if (o.probes.size() == 1 && o.probes.front().name != spec.name) {
       // One probe per step: name it after the plan entry so runs stay comparable.
@@ -201,56 +161,52 @@ std::string probe_dir() {
 
 CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   CLI::App* sub = app.add_subcommand("accept", "Is this node fit to train? Run every probe, judge, report");
+  add_common_flags(*sub, opt.common);
+  sub->get_option("--list")->description("Print the plan for this machine and exit");
+  sub->get_option("--sysroot")->description("Read /proc and /sys under DIR (fixtures); passed to probes");
   sub->add_option("--profile", opt.profile, "quick (15 s without GPU, 60 s with) or full (10 min)")
       ->check(CLI::IsMember({"quick", "full"}));
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
-  sub->add_option("--label", opt.label, "Free-text label stored in the report");
-  sub->add_option("--json", opt.json_out, "Write the JSON report to PATH ('-' = stdout only)")
-      ->type_name("PATH|-");
   sub->add_option("--data-dir", opt.data_dir, "Directory for the IO probe's temporary dataset")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--only", opt.only, "Run only these probes (comma-separated names or prefixes)")
       ->delimiter(',');
   sub->add_option("--expectations", opt.expectations, "Instance-type expectations file (replaces the built-in one)")
       ->check(CLI::ExistingFile);
-  sub->add_option("--sysroot", opt.sysroot, "Read /proc and /sys under DIR (fixtures); passed to probes")
-      ->check(CLI::ExistingDirectory);
   sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
       ->check(CLI::Range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
-  sub->add_option("--prometheus", opt.exports.prometheus, "Also write a node_exporter textfile (*.prom)");
-  sub->add_option("--cloudwatch-emf", opt.exports.emf, "Also write CloudWatch EMF JSON lines");
-  sub->add_option("--junit", opt.exports.junit, "Also write JUnit XML");
-  sub->add_flag("--list", opt.list, "Print the plan for this machine and exit");
-  sub->add_flag("-v,--verbose", opt.verbose, "Also print every probe's checks and metrics");
-  sub->add_flag("-q,--quiet", opt.quiet, "No text output");
   return sub;
 }
 
 int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHooks& hooks) {
-  for (const auto* path : {&opt.json_out, &opt.exports.prometheus, &opt.exports.emf, &opt.exports.junit})
-    if (auto why = check_output_path(*path); !why.empty()) {
-      std::cerr << "nodeprobe accept: " << why << "\n";
-      return exit_code::kError;
-    }
+  const CommonOptions& common = opt.common;
+  if (auto why = check_output_paths(common); !why.empty()) {
+    std::cerr << kTool << ": " << why << "\n";
+    return exit_code::kError;
+  }
+  // SIGINT, SIGTERM and SIGHUP (an ssh session dropping) all end the run the
+  // same way: the probe in flight reports what it measured, the dataset goes,
+  // the report says what finished (exit 130; 124 at --timeout).
+  install_stop_handlers({kTool, common.timeout_s, kAcceptGrace_s});
   Expectations expectations;
   try {
     expectations = load_expectations(opt.expectations);
   } catch (const ExpectationsError& e) {
-    std::cerr << "nodeprobe accept: " << e.what() << "\n";
+    std::cerr << kTool << ": " << e.what() << "\n";
     return exit_code::kError;
   }
   if (!opt.expect.empty() && !expectations.types.count(opt.expect)) {
     std::string known;
     for (const auto& [t, x] : expectations.types) known += (known.empty() ? "" : ", ") + t;
-    std::cerr << "nodeprobe accept: unknown instance type '" << opt.expect << "' (known: " << known << ")\n";
+    std::cerr << kTool << ": unknown instance type '" << opt.expect << "' (known: " << known << ")\n";
     return exit_code::kUsage;
   }
 
-  const FsRoot fs(opt.sysroot);
+  const FsRoot fs(common.sysroot);
   Clock& clock = steady_clock();
   const double t_start = clock.now_s();
-  Report report = new_report("nodeprobe", argc, argv, opt.label);
+  Report report = new_report("nodeprobe", argc, argv, common.label);
   report.host = collect_host_facts(fs, environ);
   const bool imds_allowed = fs.is_live() && !opt.no_imds && !imds_disabled_by_env();
   const InstanceIdentity id = detect_instance(fs, opt.expect, imds_allowed, [](std::string* err) {
@@ -265,49 +221,49 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   ctx.gpu_count = gpu_inventory(fs, Json::array()).count;
   ctx.cpus = std::max(1, report.host.cpus);
   ctx.root = ::geteuid() == 0;
-  ctx.sysroot = opt.sysroot;
+  ctx.sysroot = common.sysroot;
   const auto plan = accept_plan(opt, ctx);
-  const double budget = opt.budget_s > 0 ? opt.budget_s : accept_budget_s(opt.profile, ctx.gpu_present);
-  if (opt.list) {
+  double budget = opt.budget_s > 0 ? opt.budget_s : accept_budget_s(opt.profile, ctx.gpu_present);
+  // The probes' deadlines fit inside --timeout, so it only ends a run that overruns.
+  if (common.timeout_s > 0) budget = std::min(budget, common.timeout_s);
+  if (common.list) {
     print_plan(plan, opt, budget, static_cast<bool>(hooks.diagnose), id);
     return exit_code::kOk;
   }
   if (plan.empty()) {
-    std::cerr << "nodeprobe accept: --only names no probe of the plan (see --list)\n";
+    std::cerr << kTool << ": --only names no probe of the plan (see --list)\n";
     return exit_code::kUsage;
   }
 
-  std::ostream& text = opt.json_out == "-" ? std::cerr : std::cout;
-  const int text_fd = opt.json_out == "-" ? STDERR_FILENO : STDOUT_FILENO;
-  const bool tty = ::isatty(text_fd) != 0;
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
-
-  const std::string work = make_temp_dir(tmp_parent(), "nodeprobe-accept");
-  if (work.empty()) {
-    std::cerr << "nodeprobe accept: cannot create a temporary directory in " << tmp_parent() << ": "
-              << std::strerror(errno) << "\n";
+  std::ostream& text = text_stream(common);
+  const bool tty = text_is_tty(common);
+  std::unique_ptr<OwnedTempDir> work;
+  try {
+    work = std::make_unique<OwnedTempDir>(temp_parent(), "nodeprobe-accept");
+  } catch (const std::exception& e) {
+    std::cerr << kTool << ": " << e.what() << "\n";
     return exit_code::kError;
   }
   std::string data_dir = opt.data_dir;
   if (data_dir.empty())
     data_dir = fs.is_live() ? choose_data_dir(parse_mounts(fs.read("/proc/self/mounts").value_or("")),
-                                              live_free_bytes, tmp_parent())
-                            : tmp_parent();
-  std::string dataset;  // created on first use, removed at the end (accept made it)
+                                              live_free_bytes, temp_parent())
+                            : temp_parent();
+  std::unique_ptr<OwnedTempDir> dataset;  // created on first use, removed at the end (accept made it)
   std::vector<Finding> raised;  // findings the probes and the diagnosis raised themselves
 
   double estimate = 0;
   for (const auto& p : plan) estimate += p.estimate_s;
-  Progress progress(text, tty && !opt.quiet, clock, std::min(estimate, budget));
+  Progress progress(text, tty && !common.quiet, clock, std::min(estimate, budget));
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PlannedProbe& p = plan[i];
     const std::string& name = p.entry->name;
-    if (g_interrupted) {
-      report.probes.push_back(skipped(name, "not run: interrupted"));
+    std::vector<std::string> later;
+    for (std::size_t k = i + 1; k < plan.size(); ++k) later.push_back(plan[k].entry->name);
+    later.push_back("diag");
+    set_emergency_report(report, {name}, later, common, kTool, raised);
+    if (stop_requested()) {
+      report.probes.push_back(stopped_probe(name, false));
       continue;
     }
     if (!p.skip_reason.empty()) {
@@ -321,19 +277,21 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
                                                 secs_text(budget) + " s was used up"));
       continue;
     }
-    if (p.needs_dataset && dataset.empty()) {
-      dataset = make_temp_dir(data_dir, "nodeprobe-accept-io");
-      if (dataset.empty()) {
+    if (p.needs_dataset && !dataset) {
+      try {
+        dataset = std::make_unique<OwnedTempDir>(data_dir, "nodeprobe-accept-io");
+      } catch (const std::exception& e) {
         ProbeResult r = skipped(name, "");
         r.status = Status::kError;
-        r.reason = "cannot create a dataset directory in " + data_dir + ": " + std::strerror(errno);
+        r.reason = std::string("cannot create a dataset directory: ") + e.what();
         report.probes.push_back(std::move(r));
         continue;
       }
     }
     progress.begin(i, plan.size(), name, p.estimate_s);
     const double t0 = clock.now_s();
-    auto results = run_entry(p, deadline, ctx.bin_dir, work, dataset, clock, report.host, raised);
+    auto results = run_entry(p, deadline, ctx.bin_dir, work->path(), dataset ? dataset->path() : "", clock,
+                             report.host, raised);
     Status shown = Status::kSkip;
     std::vector<Status> all;
     for (const auto& r : results) all.push_back(r.status);
@@ -341,11 +299,12 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     progress.end(shown, clock.now_s() - t0);
     for (auto& r : results) report.probes.push_back(std::move(r));
   }
-  std::error_code ec;
-  if (!dataset.empty()) std::filesystem::remove_all(dataset, ec);
-  std::filesystem::remove_all(work, ec);
+  for (auto* dir : {&dataset, &work})
+    if (*dir)
+      if (const std::string why = (*dir)->remove(); !why.empty()) std::cerr << kTool << ": " << why << "\n";
 
-  if (hooks.diagnose && !g_interrupted) {
+  set_emergency_report(report, {"diag"}, {}, common, kTool, raised);
+  if (hooks.diagnose && !stop_requested()) {
     ProbeResult d;
     d.name = "diag";
     const double t0 = clock.now_s();
@@ -364,11 +323,12 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
       d.status = Status::kError;
       d.reason = std::string("diagnosis failed: ") + e.what();
     }
+    mark_stopped(d);
     d.duration_s = clock.now_s() - t0;
     report.probes.push_back(std::move(d));
   } else {
-    report.probes.push_back(skipped("diag", hooks.diagnose ? "not run: interrupted"
-                                                          : "not available: diagnosis (nodeprobe diag) is not part of this build"));
+    report.probes.push_back(hooks.diagnose ? stopped_probe("diag", false)
+                                           : skipped("diag", "not available: diagnosis (nodeprobe diag) is not part of this build"));
   }
 
   ProbeResult expect = judge_expectations(report, expectations, id.type, opt.profile, fs, id.note);
@@ -379,27 +339,20 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   expect.data["data_dir"] = data_dir;
   report.probes.push_back(std::move(expect));
 
-  finalize(report, std::move(raised));
-  int rc = g_interrupted ? exit_code::kInterrupted : exit_code_for(report.verdict);
-  try {
-    if (!opt.json_out.empty()) write_file_atomic(opt.json_out, dump_report(report));
-    for (const auto& [path, doc] : export_documents(report, opt.exports)) write_file_atomic(path, doc);
-  } catch (const std::exception& e) {
-    std::cerr << "nodeprobe accept: " << e.what() << "\n";
-    rc = exit_code::kError;
-  }
-  if (!opt.quiet) {
-    if (opt.verbose) {
+  const StopCause stopped = begin_final_write();
+  finalize_report(report, std::move(raised));
+  const int rc = stopped != StopCause::kNone ? stop_exit_code() : exit_code_for(report.verdict);
+  return emit_report(report, common, rc, kTool, [&](const Report& r, std::ostream& out, bool color, int code) {
+    if (common.verbose) {
       TextOptions topt;
-      topt.color = tty;
+      topt.color = color;
       topt.verbose = true;
-      render_text(report, text, topt);
-      text << "\n";
+      render_text(r, out, topt);
+      out << "\n";
     }
-    render_verdict_table(report, text, tty, rc);
-    if (opt.json_out.empty()) text << "(add --json FILE to keep the report)\n";
-  }
-  return rc;
+    render_verdict_table(r, out, color, code);
+    if (common.json_out.empty()) out << "(add --json FILE to keep the report)\n";
+  });
 }
 
 }  // namespace nodeprobe::diag

@@ -13,26 +13,22 @@ namespace CLI {
 class App;
 }  // namespace CLI
 
-#include "nodeprobe/exporters.h"
+#include "nodeprobe/probe_main.h"
 #include "runner.h"
 
 namespace nodeprobe::diag {
 
 struct AcceptOptions {
+  /// The shared flags (--json, --timeout, --label, --quiet, --verbose, the
+  /// exporters; --list prints the plan; --sysroot is also passed to probes).
+  CommonOptions common;
   std::string profile = "quick";  ///< quick | full
   std::string expect;             ///< instance type to judge against (e.g. p4d.24xlarge)
-  std::string label;
-  std::string json_out;
   std::string data_dir;           ///< where the IO dataset goes (default: largest local fs, else /tmp)
   std::vector<std::string> only;  ///< run only these entries (name or prefix: "allreduce")
   std::string expectations;       ///< data file replacing the built-in one
-  std::string sysroot = "/";      ///< read /proc, /sys under DIR (fixtures); also passed to probes
   double budget_s = 0;            ///< --budget: total seconds (0: the profile's budget)
   bool no_imds = false;           ///< never ask the instance metadata service
-  bool list = false;              ///< print the plan and exit
-  bool verbose = false;
-  bool quiet = false;
-  ExportPaths exports;            ///< --prometheus, --cloudwatch-emf, --junit
 };
 
 /// Work the lead wires in from other components (kept out of the options).
@@ -101,7 +97,8 @@ double accept_budget_s(const std::string& profile, bool gpu_present);
 /// Registers the subcommand.
 CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt);
 
-/// Runs accept; returns the exit code.
+/// Runs accept; returns the exit code (130 / 124 when a signal or --timeout
+/// stopped it: the report then holds what finished and the dataset is gone).
 int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHooks& hooks = {});
 
 /// Where probe executables are looked up: $NODEPROBE_PROBE_DIR, else the

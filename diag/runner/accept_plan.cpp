@@ -83,6 +83,9 @@ std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContex
       // mpirun entries launch their ranks themselves (--np {ranks}); Open MPI
       // refuses root without its opt-in variables.
       if (e.mpirun && ctx.root) spec.env_set = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+      // The allreduce launcher needs mpirun to pass SIGTERM on and rank 0 to
+      // write before it reports and removes its directory (launcher.cpp).
+      if (e.mpirun) spec.kill_grace_s = 12;
       p.steps.push_back(std::move(spec));
     }
     plan.push_back(std::move(p));

@@ -3,20 +3,29 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
+#include <algorithm>
 #include <iostream>
+#include <memory>
 
 #include "accept.h"
 #include "collector.h"
 #include "nodeprobe/probe_main.h"
+#include "nodeprobe/safe_remove.h"
 #include "nodeprobe/status.h"
+#include "nodeprobe/stop.h"
 #include "tar_gz.h"
 #include "text_util.h"
 
 extern char** environ;
 
 namespace nodeprobe::diag {
+namespace {
+
+constexpr const char* kTool = "nodeprobe collect";
+// A helper command in flight is killed within its 1 s grace; then the bundle is packed.
+constexpr double kCollectGrace_s = 6;
+
+}  // namespace
 
 CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt) {
   CLI::App* sub = app.add_subcommand("collect", "Write an offline support bundle (.tar.gz) for nodeprobe diag --bundle");
@@ -26,6 +35,9 @@ CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt) {
       ->check(CLI::ExistingFile);
   sub->add_option("--command-timeout", opt.command_timeout_s, "Deadline of each helper command, seconds")
       ->check(CLI::Range(1.0, 600.0));
+  sub->add_option("--timeout", opt.timeout_s,
+                  "Deadline for the whole collection in seconds (0 = none); what was collected is bundled, exit 124")
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-limits", opt.no_limits, "Do not run nodeprobe-limits");
   sub->add_flag("-q,--quiet", opt.quiet, "No summary");
   return sub;
@@ -33,13 +45,15 @@ CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt) {
 
 int run_collect(const CollectCmdOptions& opt) {
   if (auto why = check_output_path(opt.out); !why.empty()) {
-    std::cerr << "nodeprobe collect: " << why << "\n";
+    std::cerr << kTool << ": " << why << "\n";
     return exit_code::kError;
   }
-  const char* t = std::getenv("TMPDIR");
-  std::string tmpl = std::string(t && *t ? t : "/tmp") + "/nodeprobe-collect-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) {
-    std::cerr << "nodeprobe collect: cannot create a temporary directory: " << std::strerror(errno) << "\n";
+  install_stop_handlers({kTool, opt.timeout_s, kCollectGrace_s});
+  std::unique_ptr<OwnedTempDir> tmp;
+  try {
+    tmp = std::make_unique<OwnedTempDir>(temp_parent(), "nodeprobe-collect");
+  } catch (const std::exception& e) {
+    std::cerr << kTool << ": " << e.what() << "\n";
     return exit_code::kError;
   }
   ProcessRunner runner;
@@ -54,7 +68,7 @@ int run_collect(const CollectCmdOptions& opt) {
   }
   int rc = exit_code::kOk;
   try {
-    const Manifest m = collect_artifacts(co, tmpl);
+    const Manifest m = collect_artifacts(co, tmp->path());
     std::string stamp = m.created;
     stamp.erase(std::remove(stamp.begin(), stamp.end(), ':'), stamp.end());
     const std::string top = safe_relative_path("nodeprobe-bundle-" + m.hostname + "-" + stamp).empty()
@@ -62,7 +76,7 @@ int run_collect(const CollectCmdOptions& opt) {
                                 : "nodeprobe-bundle-" + m.hostname + "-" + stamp;
     TarGzWriter tar(opt.out);
     tar.add_directory(top);
-    tar.add_file(top + "/manifest.json", tmpl + "/manifest.json");
+    tar.add_file(top + "/manifest.json", tmp->path() + "/manifest.json");
     int files = 0;
     std::vector<std::string> skipped;
     for (const auto& a : m.files) {
@@ -70,10 +84,16 @@ int run_collect(const CollectCmdOptions& opt) {
         skipped.push_back(a.path + ": " + a.reason);
         continue;
       }
-      tar.add_file(top + "/" + a.path, tmpl + "/" + a.path);
+      tar.add_file(top + "/" + a.path, tmp->path() + "/" + a.path);
       ++files;
     }
+    // Once the bundle is being finished a stop no longer cuts it short.
+    const StopCause stopped = begin_final_write();
     tar.finish();
+    if (stopped != StopCause::kNone) {
+      std::cerr << kTool << ": " << stop_reason() << ": the bundle holds what was collected before\n";
+      rc = stop_exit_code();
+    }
     if (!opt.quiet) {
       std::cout << "wrote " << opt.out << ": " << files << " file(s)";
       if (!skipped.empty()) std::cout << ", " << skipped.size() << " skipped";
@@ -82,11 +102,10 @@ int run_collect(const CollectCmdOptions& opt) {
       std::cout << "read it anywhere: nodeprobe diag --bundle " << opt.out << "\n";
     }
   } catch (const std::exception& e) {
-    std::cerr << "nodeprobe collect: " << e.what() << "\n";
-    rc = exit_code::kError;
+    std::cerr << kTool << ": " << e.what() << "\n";
+    rc = stop_requested() ? stop_exit_code() : exit_code::kError;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(tmpl, ec);
+  if (const std::string why = tmp->remove(); !why.empty()) std::cerr << kTool << ": " << why << "\n";
   return rc;
 }
 

@@ -3,6 +3,8 @@
 /// support bundle (kernel and audit logs, command outputs, /proc and /sys
 /// facts, limits, the last report) with a manifest. `nodeprobe diag --bundle`
 /// reads it anywhere and gives the findings the live diagnosis gives.
+/// Ctrl-C, SIGTERM, SIGHUP or --timeout: what was collected so far is
+/// bundled (the manifest lists the rest as not collected), exit 130 / 124.
 
 #include <string>
 
@@ -18,6 +20,7 @@ struct CollectCmdOptions {
   std::string out;
   std::string report;
   double command_timeout_s = 15;
+  double timeout_s = 0;  ///< --timeout: the whole collection (what was collected is still bundled)
   bool no_limits = false;
   bool quiet = false;
 };

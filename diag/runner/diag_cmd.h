@@ -3,10 +3,14 @@
 ///                 [--expect TYPE] [--json OUT]`
 /// With neither --log nor --bundle it reads the live machine (what it may;
 /// what needs root is skipped with the reason). Exit 1 when a finding of
-/// severity error exists, 0 otherwise, 2 on bad input, 64 on bad usage.
+/// severity error exists, 0 otherwise, 2 on bad input, 64 on bad usage,
+/// 130 / 124 when a signal or --timeout stopped it (the report then holds
+/// what was read; a bundle's extraction directory is removed).
 
 #include <string>
 #include <vector>
+
+#include "nodeprobe/probe_main.h"
 
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
@@ -17,17 +21,14 @@ class App;
 namespace nodeprobe::diag {
 
 struct DiagOptions {
+  CommonOptions common;  ///< --json, --timeout, --label, --quiet, --verbose, the exporters
   std::vector<std::string> logs;
   std::string bundle;
   bool live = false;
   std::string since;
   std::string expect;
-  std::string json_out;
-  std::string label;
   double command_timeout_s = 15;
   bool no_limits = false;
-  bool verbose = false;
-  bool quiet = false;
 };
 
 CLI::App* setup_diag(CLI::App& app, DiagOptions& opt);

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
       // With --sysroot the diagnosis reads that system's logs and facts too,
       // never this machine's.
       diag::AcceptHooks hooks;
-      const FsRoot root(accept.sysroot);
+      const FsRoot root(accept.common.sysroot);
       hooks.diagnose = [&accept, &root](const Report& so_far, double budget_left_s) {
         Report copy = so_far;
         diag::DiagInputs in;

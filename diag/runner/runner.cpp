@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "nodeprobe/emit.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/subprocess.h"
 
@@ -56,8 +57,7 @@ void merge_host(HostInfo& into, const HostInfo& from) {
 }
 
 ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_dir,
-                                  const std::string& work_dir,
-                                  const volatile std::sig_atomic_t* cancel) {
+                                  const std::string& work_dir) {
   ProbeOutcome out;
   const std::string exe = bin_dir + spec.executable;
   const std::string json = work_dir + "/" + spec.name + ".json";
@@ -77,8 +77,7 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
   opt.capture_stderr = true;
   opt.capture_limit = 256 * 1024;
   opt.timeout_s = spec.deadline_s + 2;
-  opt.kill_grace_s = 2;
-  opt.cancel = cancel;
+  opt.kill_grace_s = spec.kill_grace_s;
 
   const SpawnResult r = run_process(opt);
   out.stderr_tail = tail_lines(r.err, 3);
@@ -89,8 +88,10 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
                                    "could not start " + spec.executable + ": " + r.start_error, 0));
     return out;
   }
-  if (r.cancelled) {
-    out.probes.push_back(synthetic(spec.name, Status::kError, "interrupted (SIGINT)", r.duration_s));
+  struct stat st {};
+  // Stopped (stop.h) without a report of its own: killed by us, not crashed.
+  if (r.cancelled && ::stat(json.c_str(), &st) != 0) {
+    out.probes.push_back(stopped_probe(spec.name, true));
     return out;
   }
   if (r.timed_out) {
@@ -108,13 +109,19 @@ ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_
         r.duration_s));
     return out;
   }
-  struct stat st {};
   if (::stat(json.c_str(), &st) == 0) {
     try {
       Report child = load_report(json);
       out.host = child.host;
       out.have_host = true;
-      for (auto& p : child.probes) out.probes.push_back(std::move(p));
+      for (auto& p : child.probes) {
+        // The child saw our SIGTERM: say what really stopped the run.
+        if (r.cancelled && (p.status == Status::kError || p.status == Status::kTimeout)) {
+          p.reason.clear();
+          mark_stopped(p);
+        }
+        out.probes.push_back(std::move(p));
+      }
       out.findings = std::move(child.findings);
       if (out.probes.empty())
         out.probes.push_back(synthetic(spec.name, Status::kError,

@@ -3,7 +3,6 @@
 /// deadline) and turns whatever happened into probe results: their own report
 /// when they wrote one, else timeout / crash / error naming the probe.
 
-#include <csignal>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,9 @@ struct ProbeSpec {
   std::vector<std::string> env_set;  ///< NAME=VALUE for the child
   /// argv prefix that launches the executable (e.g. {"/usr/bin/mpirun", "-np", "2"}); empty: direct.
   std::vector<std::string> launcher;
+  /// SIGTERM -> SIGKILL delay: longer than the probe's own stop grace, so a
+  /// stopped probe writes what it measured (and removes what it made) first.
+  double kill_grace_s = 3;
 };
 
 /// What running one probe executable produced.
@@ -33,10 +35,11 @@ struct ProbeOutcome {
 };
 
 /// Runs `spec` with `bin_dir` + executable, writing the child's JSON into
-/// `work_dir`. Never throws for the child's behaviour.
+/// `work_dir`. Never throws for the child's behaviour. When the run is told
+/// to stop (stop.h) the child gets SIGTERM and the kill grace to report what
+/// it measured; its entries are then marked stopped.
 ProbeOutcome run_probe_executable(const ProbeSpec& spec, const std::string& bin_dir,
-                                  const std::string& work_dir,
-                                  const volatile std::sig_atomic_t* cancel);
+                                  const std::string& work_dir);
 
 /// Copies host fields the runner could not know (driver, CUDA, NCCL,
 /// libfabric, MPI versions, GPUs) from a probe's host block.

@@ -20,9 +20,9 @@ class Hooks : public ::testing::Test {
     ::setenv("NODEPROBE_NO_IMDS", "1", 1);
     ::setenv("NODEPROBE_PROBE_DIR", NODEPROBE_BIN_DIR, 1);
     opt.only = {"limits"};
-    opt.quiet = true;
+    opt.common.quiet = true;
     opt.no_imds = true;
-    opt.json_out = tmp.file("r.json");
+    opt.common.json_out = tmp.file("r.json");
     opt.expect = "p4d.24xlarge";  // this machine has no GPU: expect raises gpu.not_found
   }
   int run(const AcceptHooks& h) {

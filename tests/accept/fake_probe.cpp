@@ -56,7 +56,9 @@ int main(int argc, char** argv) {
     if (a.front() != "accept") return fail("unknown io subcommand " + a.front());
     const std::string dir = arg_after(a, "--data-dir");
     if (dir.empty() || !std::filesystem::is_directory(dir)) return fail("--data-dir is not a directory");
-    if (!std::filesystem::is_empty(dir)) return fail("--data-dir is not the fresh directory accept made");
+    // Fresh: nothing but the ownership marker accept puts in what it makes.
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      if (e.path().filename() != ".nodeprobe-owned") return fail("--data-dir is not the fresh directory accept made");
     std::ofstream(dir + "/.fake-dataset") << "marker\n";
     p.name = "io";
     p.metrics.push_back({"au", 50, "%", nodeprobe::Better::kHigher, {{"workers", "1"}}, std::nullopt});

@@ -63,12 +63,12 @@ long ArRun::stats_n(const std::string& name, const std::map<std::string, std::st
   return m && m->contains("stats") ? (*m)["stats"].value("n", -1L) : -1;
 }
 
-ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s) {
+ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s, std::vector<std::string> env_set) {
   const std::string path = dir.file("r.json");
   ::unlink(path.c_str());
   argv.insert(argv.end(), {"--json", path});
   ArRun r;
-  r.proc = nt::run(argv, timeout_s);
+  r.proc = nt::run(argv, timeout_s, std::move(env_set));
   std::ifstream in(path);
   if (in) {
     std::stringstream ss;

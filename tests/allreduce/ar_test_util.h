@@ -31,7 +31,8 @@ struct ArRun {
 };
 
 /// Runs argv with "--json <tmp>/r.json" appended and parses the report.
-ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s = 90);
+ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s = 90,
+             std::vector<std::string> env_set = {});
 
 /// Ids of the report's findings.
 std::vector<std::string> finding_ids(const Json& report);

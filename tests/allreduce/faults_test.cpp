@@ -127,6 +127,26 @@ TEST(AllreduceFaults, StoppedRankZeroDoesNotHangTheOthers) {
   EXPECT_LT(steady_clock().now_s() - t0, 40);
   EXPECT_NE(r.proc.exit_code, 0);
   EXPECT_NE(r.proc.err.find("rank 0 silent for"), std::string::npos) << r.proc.err;
+  // Issue 14: once resumed, rank 0 used to report "rank 1 died". When it gets
+  // to write (mpirun may kill it first) it names itself as the silent rank.
+  if (r.have_report) {
+    EXPECT_EQ(r.reason().rfind("rank 0 (host ", 0), 0u) << r.reason();
+    EXPECT_NE(r.reason().find("was silent for"), std::string::npos) << r.reason();
+    EXPECT_EQ(r.reason().find("died"), std::string::npos) << r.reason();
+  }
+}
+
+TEST(AllreduceFaults, StoppedRankZeroUnderNpIsNamedAsTheSilentRank) {
+  TempDir dir;
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "3", "--backend", "mpi", "-b", "256K", "-e", "4M",
+                          "-f", "4", "-n", "4", "-q", "--test-fault", "0:stop:1M", "--stall-timeout", "2"},
+                         dir, 90);
+  EXPECT_EQ(r.proc.exit_code, 2) << r.proc.err;
+  ASSERT_TRUE(r.have_report) << r.proc.err;  // rank 0's, or the launcher's when mpirun killed rank 0 first
+  EXPECT_EQ(r.status(), "error");
+  EXPECT_NE(r.reason().find("rank 0"), std::string::npos) << r.reason();
+  EXPECT_NE(r.reason().find("silent for"), std::string::npos) << r.reason();
+  EXPECT_EQ(r.reason().find("died"), std::string::npos) << r.reason();
 }
 
 TEST(AllreduceFaults, ErrorOnOneRankIsReportedByRankZero) {
@@ -140,10 +160,12 @@ TEST(AllreduceFaults, ErrorOnOneRankIsReportedByRankZero) {
 }
 
 TEST(AllreduceFaults, NpBackstopWritesAReportWhenRankZeroDies) {
-  TempDir dir;
+  TempDir dir, tmp;
   const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "mpi", "-b", "256K", "-e", "1M",
                           "-q", "--test-fault", "0:kill:1M", "--timeout", "30"},
-                         dir, 90);
+                         dir, 90, {"TMPDIR=" + tmp.path()});
+  // Issue 14: the launcher's directory was left behind when rank 0 died.
+  EXPECT_TRUE(nt::entries_with_prefix(tmp.path(), "nodeprobe-allreduce").empty());
   EXPECT_NE(r.proc.exit_code, 0);
   ASSERT_TRUE(r.have_report) << r.proc.err;
   EXPECT_EQ(r.status(), "error");

@@ -99,10 +99,12 @@ TEST(Targets, ParsesBackendsAndBareProviders) {
   EXPECT_THROW(parse_target("x/y", "tcp"), InputError);
 }
 
-TEST(Launcher, StripsNpAndJsonInBothForms) {
-  const char* args[] = {"prog", "--np", "4", "--json", "out.json", "-b", "1M", "--np=2", "--json=x", "-q", "--timeout", "9"};
-  const auto v = strip_launcher_args(12, const_cast<char**>(args));
-  EXPECT_EQ(v, (std::vector<std::string>{"-b", "1M", "-q"}));
+TEST(Launcher, StripsWhatItWritesItselfInBothForms) {
+  const char* args[] = {"prog",  "--np", "4", "--json", "out.json", "-b", "1M", "--np=2", "--json=x", "-q",
+                        "--timeout", "9", "--prometheus", "p.prom", "--junit=j.xml", "--cloudwatch-emf", "e.json",
+                        "--label", "L"};
+  const auto v = strip_launcher_args(19, const_cast<char**>(args));
+  EXPECT_EQ(v, (std::vector<std::string>{"-b", "1M", "-q", "--label", "L"}));
   const auto argv = local_mpirun_argv("/usr/bin/mpirun", 4, "/bin/np", {"-b", "1M"}, true);
   EXPECT_EQ(argv, (std::vector<std::string>{"/usr/bin/mpirun", "-np", "4", "--oversubscribe", "--bind-to", "none",
                                             "--allow-run-as-root", "/bin/np", "-b", "1M"}));

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -150,6 +151,43 @@ TEST(Accept, SigintLeavesAValidReportAndNoProcesses) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(process_alive(leader));
   EXPECT_FALSE(process_alive(grandchild));
+}
+
+// Issue 14: an ssh session dropping (SIGHUP) during accept left no report
+// and an 868 MB dataset. Now: the IO probe in flight reports what it
+// measured, the dataset and accept's own temporaries go, exit 130.
+TEST(Accept, SighupDuringTheIoProbeLeavesAReportAndNoDataset) {
+  TempDir d, data, tmp;
+  const std::string out = d.file("a.json");
+  testing::Background p({bin("nodeprobe"), "accept", "--only", "io", "--data-dir", data.path(), "--no-imds",
+                         "--json", out, "--quiet"},
+                        {"TMPDIR=" + tmp.path(), "NODEPROBE_NO_IMDS=1"});
+  // The IO probe has made its dataset inside accept's dataset directory.
+  const bool writing = testing::wait_for(
+      [&] {
+        for (const auto& a : testing::entries_with_prefix(data.path(), "nodeprobe-accept-io-"))
+          for (const auto& b : testing::entries_with_prefix(data.file(a), "nodeprobe-io-accept-"))
+            if (std::filesystem::exists(data.file(a + "/" + b + "/files"))) return true;
+        return false;
+      },
+      30);
+  ASSERT_TRUE(writing) << p.err();
+  p.signal(SIGHUP);
+  ASSERT_EQ(p.wait(60), 130) << p.err();
+  EXPECT_TRUE(std::filesystem::is_empty(data.path())) << "the dataset was left behind";
+  EXPECT_TRUE(testing::entries_with_prefix(tmp.path(), "nodeprobe-accept").empty());
+  const std::string text = read_file(out);
+  expect_schema_valid(text);
+  const Report rep = parse_report(text, out);
+  ASSERT_GE(rep.probes.size(), 1u);
+  EXPECT_EQ(rep.probes[0].name, "io");
+  EXPECT_EQ(rep.probes[0].status, Status::kError);
+  EXPECT_NE(rep.probes[0].reason.find("interrupted by SIGHUP"), std::string::npos) << rep.probes[0].reason;
+  bool diag_not_run = false;
+  for (const auto& pr : rep.probes)
+    if (pr.name == "diag") diag_not_run = pr.reason.find("not run: interrupted by SIGHUP") != std::string::npos;
+  EXPECT_TRUE(diag_not_run);
+  EXPECT_EQ(rep.verdict, Status::kError);
 }
 
 TEST(Accept, BadUsage) {

@@ -18,8 +18,8 @@ const std::string kHelpers = std::string(NODEPROBE_TEST_HELPERS) + "/";
 
 TEST(Runner, HungProbeIsKilledWithItsGroupAndRecordedAsTimeout) {
   TempDir work;
-  ProbeSpec spec{"gemm", "np-test-hang", {}, 0.5, {"NP_TEST_PIDFILE=" + work.file("pids")}, {}};
-  const ProbeOutcome o = run_probe_executable(spec, kHelpers, work.path(), nullptr);
+  ProbeSpec spec{"gemm", "np-test-hang", {}, 0.5, {"NP_TEST_PIDFILE=" + work.file("pids")}, {}, 2};
+  const ProbeOutcome o = run_probe_executable(spec, kHelpers, work.path());
   ASSERT_EQ(o.probes.size(), 1u);
   EXPECT_EQ(o.probes[0].name, "gemm");
   EXPECT_EQ(o.probes[0].status, Status::kTimeout);
@@ -38,7 +38,7 @@ TEST(Runner, HungProbeIsKilledWithItsGroupAndRecordedAsTimeout) {
 TEST(Runner, SegfaultIsRecordedAsCrash) {
   TempDir work;
   const ProbeOutcome o =
-      run_probe_executable({"io", "np-test-crash", {}, 10, {}, {}}, kHelpers, work.path(), nullptr);
+      run_probe_executable({"io", "np-test-crash", {}, 10, {}, {}, 2}, kHelpers, work.path());
   ASSERT_EQ(o.probes.size(), 1u);
   EXPECT_EQ(o.probes[0].status, Status::kError);
   EXPECT_EQ(o.probes[0].reason.rfind("crashed: np-test-crash killed by SIGSEGV (signal 11)", 0), 0u)
@@ -48,7 +48,7 @@ TEST(Runner, SegfaultIsRecordedAsCrash) {
 TEST(Runner, MalformedReportIsAnErrorWithOneLineReason) {
   TempDir work;
   const ProbeOutcome o =
-      run_probe_executable({"io", "np-test-garbage", {}, 10, {}, {}}, kHelpers, work.path(), nullptr);
+      run_probe_executable({"io", "np-test-garbage", {}, 10, {}, {}, 2}, kHelpers, work.path());
   ASSERT_EQ(o.probes.size(), 1u);
   EXPECT_EQ(o.probes[0].status, Status::kError);
   EXPECT_NE(o.probes[0].reason.find("unreadable report"), std::string::npos);
@@ -59,7 +59,7 @@ TEST(Runner, MalformedReportIsAnErrorWithOneLineReason) {
 TEST(Runner, MissingExecutableCannotStart) {
   TempDir work;
   const ProbeOutcome o =
-      run_probe_executable({"x", "no-such-probe", {}, 10, {}, {}}, kHelpers, work.path(), nullptr);
+      run_probe_executable({"x", "no-such-probe", {}, 10, {}, {}, 2}, kHelpers, work.path());
   ASSERT_EQ(o.probes.size(), 1u);
   EXPECT_EQ(o.probes[0].status, Status::kError);
   EXPECT_NE(o.probes[0].reason.find("could not start"), std::string::npos);
@@ -67,8 +67,8 @@ TEST(Runner, MissingExecutableCannotStart) {
 
 TEST(Runner, RealProbeReportIsMerged) {
   TempDir work;
-  const ProbeOutcome o = run_probe_executable({"limits", "nodeprobe-limits", {}, 30, {}, {}},
-                                              nodeprobe::testing::bin(""), work.path(), nullptr);
+  const ProbeOutcome o = run_probe_executable({"limits", "nodeprobe-limits", {}, 30, {}, {}, 2},
+                                              nodeprobe::testing::bin(""), work.path());
   ASSERT_EQ(o.probes.size(), 1u);
   EXPECT_EQ(o.probes[0].name, "limits");
   EXPECT_NE(o.probes[0].status, Status::kError) << o.probes[0].reason;

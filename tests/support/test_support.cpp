@@ -1,7 +1,15 @@
 #include "test_support.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
 
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +27,8 @@
 #ifndef NODEPROBE_BIN_DIR
 #define NODEPROBE_BIN_DIR ""
 #endif
+
+extern char** environ;
 
 namespace nodeprobe::testing {
 
@@ -102,6 +112,90 @@ bool process_alive(int pid) {
   std::getline(in, line);
   const auto close = line.rfind(')');
   return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+Background::Background(std::vector<std::string> argv, std::vector<std::string> env_set,
+                       const std::string& stdin_path) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const std::string name = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (const auto& s : env_set) replaced = replaced || s.substr(0, s.find('=')) == name;
+    if (!replaced) env.push_back(kv);
+  }
+  env.insert(env.end(), env_set.begin(), env_set.end());
+  std::vector<char*> argv_c, env_c;
+  for (auto& a : argv) argv_c.push_back(a.data());
+  argv_c.push_back(nullptr);
+  for (auto& e : env) env_c.push_back(e.data());
+  env_c.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, stdin_path.c_str(), O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, io_.file("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, io_.file("err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  sigset_t none, dflt;
+  sigemptyset(&none);
+  sigemptyset(&dflt);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&dflt, sig);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &dflt);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, argv_c[0], &fa, &at, argv_c.data(), env_c.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+  pid_ = pid;
+}
+
+Background::~Background() {
+  if (!reaped_ && pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+  }
+}
+
+void Background::signal(int sig) const {
+  if (!reaped_) ::kill(pid_, sig);
+}
+
+int Background::wait(double timeout_s) {
+  int st = 0;
+  const bool done = wait_for([&] { return ::waitpid(pid_, &st, WNOHANG) == pid_; }, timeout_s);
+  if (!done) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &st, 0);
+  }
+  reaped_ = true;
+  if (!done) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+std::string Background::out() const { return read_file(io_.file("out")); }
+std::string Background::err() const { return read_file(io_.file("err")); }
+
+bool wait_for(const std::function<bool()>& cond, double timeout_s) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    if (cond()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+std::vector<std::string> entries_with_prefix(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) == 0) out.push_back(n);
+  }
+  return out;
 }
 
 }  // namespace nodeprobe::testing

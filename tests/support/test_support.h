@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the test suites.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,34 @@ std::string schema_errors(const nlohmann::json& doc, bool* available = nullptr);
 
 /// True when a process with this pid exists (zombies count as gone).
 bool process_alive(int pid);
+
+/// A program started in the background (argv, no shell) for signal tests:
+/// its stdout and stderr go to files; killed and reaped on destruction.
+class Background {
+ public:
+  Background(std::vector<std::string> argv, std::vector<std::string> env_set = {},
+             const std::string& stdin_path = "/dev/null");
+  ~Background();
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  int pid() const { return pid_; }
+  void signal(int sig) const;
+  /// Waits for the exit: the exit code, 128 + the signal when one killed it,
+  /// -1 when it still ran after `timeout_s` (it is then killed).
+  int wait(double timeout_s = 60);
+  std::string out() const;
+  std::string err() const;
+
+ private:
+  TempDir io_;
+  int pid_ = -1;
+  bool reaped_ = false;
+};
+
+/// Polls `cond` every few milliseconds: true once it holds, false after `timeout_s`.
+bool wait_for(const std::function<bool()>& cond, double timeout_s);
+
+/// Names of the entries of `dir` that start with `prefix`.
+std::vector<std::string> entries_with_prefix(const std::string& dir, const std::string& prefix);
 
 }  // namespace nodeprobe::testing

@@ -8,9 +8,14 @@
 #include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/stats.h"
 
+#include "nodeprobe/stop.h"
+
 namespace nodeprobe {
 
 double ProbeContext::remaining_s() const {
+  // A stop (signal or --timeout) reads as "no time left", so every probe that
+  // keeps its deadline also winds down on Ctrl-C and keeps what it measured.
+  if (stop_requested()) return 0;
   if (deadline_s <= 0) return std::numeric_limits<double>::max();
   return deadline_s - clock.now_s();
 }

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "nodeprobe/error.h"
+#include "nodeprobe/stop.h"
 
 extern char** environ;
 
@@ -45,6 +46,10 @@ std::vector<char*> c_array(std::vector<std::string>& v) {
   return out;
 }
 
+// Output files are created, never written through a planted link; /dev/null
+// (not a link) still works.
+constexpr int kCreateFlags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW;
+
 // Child side, between fork and exec: async-signal-safe calls only.
 [[noreturn]] void child_exec(const SpawnOptions& opt, char* const* argv, char* const* envp,
                              int err_pipe, int out_pipe, int errp_pipe) {
@@ -67,9 +72,9 @@ std::vector<char*> c_array(std::vector<std::string>& v) {
   };
   redirect(opt.stdin_path, STDIN_FILENO, O_RDONLY);
   if (out_pipe >= 0) ::dup2(out_pipe, STDOUT_FILENO);
-  else redirect(opt.stdout_path, STDOUT_FILENO, O_WRONLY | O_CREAT | O_TRUNC);
+  else redirect(opt.stdout_path, STDOUT_FILENO, kCreateFlags);
   if (errp_pipe >= 0) ::dup2(errp_pipe, STDERR_FILENO);
-  else redirect(opt.stderr_path, STDERR_FILENO, O_WRONLY | O_CREAT | O_TRUNC);
+  else redirect(opt.stderr_path, STDERR_FILENO, kCreateFlags);
   ::execvpe(argv[0], argv, envp);
   const int e = errno;
   ssize_t rc = ::write(err_pipe, &e, sizeof e);
@@ -231,7 +236,8 @@ SpawnResult run_process(const SpawnOptions& opt, Clock& clock) {
     }
     const double now = clock.now_s();
     if (phase == Phase::kRunning) {
-      const bool cancel = opt.cancel && *opt.cancel;
+      // The stop handlers (stop.h) end every child with the run.
+      const bool cancel = (opt.cancel && *opt.cancel) || (opt.follow_stop && stop_requested());
       const bool late = opt.timeout_s > 0 && now - t0 >= opt.timeout_s;
       if (cancel || late) {
         r.cancelled = cancel && !late;

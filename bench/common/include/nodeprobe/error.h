@@ -42,6 +42,13 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The work stopped itself because its deadline (--timeout, a budget) was too
+/// near to finish: status timeout, not error; what finished stays reported.
+class DeadlineError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Fills host and rank, then throws ApiError.
 [[noreturn]] void throw_api_error(std::string api, long long code, std::string code_name,
                                   std::string message, const char* call, const char* file,

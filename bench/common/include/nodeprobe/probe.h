@@ -24,7 +24,8 @@ struct ProbeContext {
   double deadline_s = 0;    ///< clock time by which the probe must finish (0: none)
   const HostInfo* host = nullptr;
 
-  /// Seconds left before the deadline (a large number when there is none).
+  /// Seconds left before the deadline (a large number when there is none);
+  /// 0 once the run is told to stop (stop.h).
   double remaining_s() const;
   /// Writes a line to `log` when verbose.
   void debug(const std::string& line) const;

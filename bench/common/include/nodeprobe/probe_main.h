@@ -1,7 +1,8 @@
 #pragma once
 /// The shared driver of every probe executable: common flags, CLI error
-/// handling, running probes with a deadline, and writing the report
-/// atomically, also on SIGINT or when the deadline passes.
+/// handling, running probes under the stop handlers (stop.h) and handing the
+/// report to the one emit path (emit.h), also on SIGINT/SIGTERM/SIGHUP or
+/// when --timeout passes.
 
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@ namespace CLI {
 class App;
 }  // namespace CLI
 
+#include "nodeprobe/atomic_file.h"
 #include "nodeprobe/exporters.h"
 
 #include "nodeprobe/probe.h"
@@ -31,9 +33,14 @@ struct CommonOptions {
   std::string sysroot = "/";  ///< --sysroot DIR: read /proc, /sys, /etc under DIR (tests, bundles)
   bool quiet = false;       ///< --quiet: no text summary
   ExportPaths exports;      ///< --prometheus / --cloudwatch-emf / --junit FILE
+  bool text_to_stderr = false;  ///< people's text on stderr although --json names a file (launchers)
 };
 
-/// Registers the common flags on `app`.
+/// Registers the flags of everything that writes a report: --json, --timeout,
+/// --verbose, --label, --quiet, --prometheus, --cloudwatch-emf, --junit, --version.
+void add_report_flags(CLI::App& app, CommonOptions& opt);
+
+/// add_report_flags plus --list and --sysroot (probe executables, accept).
 void add_common_flags(CLI::App& app, CommonOptions& opt);
 
 /// Parses the command line. Returns an exit code when the program should stop
@@ -42,15 +49,11 @@ void add_common_flags(CLI::App& app, CommonOptions& opt);
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
 
 /// Runs `probes` in order and writes the report. Returns the exit code for the
-/// aggregated status. Probes whose key is not in `only` (when non-empty) are left out.
+/// aggregated status (130 / 124 when a signal or --timeout stopped the run).
 int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>& probes,
                const CommonOptions& opt, int argc, char** argv);
 
 /// Fills tool and run metadata of a new report.
 Report new_report(const std::string& tool_name, int argc, char** argv, const std::string& label);
-
-/// Checks that the directory a report will be written to exists and is
-/// writable; returns "" or a one-line reason.
-std::string check_output_path(const std::string& path);
 
 }  // namespace nodeprobe

@@ -29,6 +29,9 @@ struct SpawnOptions {
   bool die_with_parent = true;     ///< PR_SET_PDEATHSIG(SIGKILL) in the child
   /// Polled while waiting; when it becomes non-zero the child group is killed.
   const volatile std::sig_atomic_t* cancel = nullptr;
+  /// Also kill the child group once the run is told to stop (stop.h: a
+  /// signal or --timeout); `cancelled` is then set.
+  bool follow_stop = true;
 };
 
 struct SpawnResult {
