@@ -129,6 +129,15 @@ class Collection {
   Manifest& m_;
 };
 
+// Boot time (epoch seconds) from /proc/stat's btime; 0 when unknown.
+double boot_time(const FsRoot& fs) {
+  if (auto stat = fs.read("/proc/stat")) {
+    const std::size_t p = stat->find("\nbtime ");
+    if (p != std::string::npos) return std::atof(stat->c_str() + p + 7);
+  }
+  return 0;
+}
+
 // The kernel ring buffer from /dev/kmsg with wall-clock times (boot time +
 // the record's microseconds since boot), one "ISO kernel: message" per line.
 bool read_kmsg(const FsRoot& fs, std::string* out, std::string* why) {
@@ -137,11 +146,7 @@ bool read_kmsg(const FsRoot& fs, std::string* out, std::string* why) {
     *why = std::string("/dev/kmsg: ") + std::strerror(errno);
     return false;
   }
-  double btime = 0;
-  if (auto stat = fs.read("/proc/stat")) {
-    const std::size_t p = stat->find("\nbtime ");
-    if (p != std::string::npos) btime = std::atof(stat->c_str() + p + 7);
-  }
+  const double btime = boot_time(fs);
   char buf[8192];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf - 1);
@@ -219,6 +224,7 @@ Json manifest_to_json(const Manifest& m) {
               {"created", m.created},
               {"created_epoch", m.created_epoch},
               {"utc_offset_s", m.utc_offset_s},
+              {"boot_epoch", m.boot_epoch},
               {"host", {{"hostname", m.hostname}, {"kernel", m.kernel}, {"os", m.os}, {"instance_type", m.instance_type}}},
               {"root", m.root},
               {"files", files}};
@@ -235,6 +241,7 @@ Manifest manifest_from_json(const Json& j) {
     m.created = j.value("created", std::string());
     m.created_epoch = j.value("created_epoch", 0.0);
     m.utc_offset_s = j.value("utc_offset_s", 0L);
+    m.boot_epoch = j.value("boot_epoch", 0.0);
     if (j.contains("host")) {
       const Json& h = j.at("host");
       m.hostname = h.value("hostname", std::string());
@@ -264,6 +271,7 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   m.created_epoch = o.now > 0 ? o.now : static_cast<double>(std::time(nullptr));
   m.created = iso8601(m.created_epoch);
   m.utc_offset_s = local_utc_offset();
+  m.boot_epoch = boot_time(fs);
   m.root = ::geteuid() == 0;
   const HostInfo host = collect_host_facts(fs, o.envp);
   m.hostname = host.hostname;

@@ -47,6 +47,7 @@ struct Manifest {
   std::string created;          ///< ISO 8601 UTC
   double created_epoch = 0;
   long utc_offset_s = 0;        ///< the collecting host's zone (syslog times)
+  double boot_epoch = 0;        ///< the collecting host's boot (/proc/stat btime); 0 unknown
   std::string hostname, kernel, os, instance_type;
   bool root = false;
   std::vector<Artifact> files;

@@ -50,8 +50,14 @@ struct SourceResult {
   long events = 0;         ///< matched finding lines kept
   long dropped_old = 0;    ///< events before --since
   long untimed = 0;        ///< events without a timestamp (kept)
+  long duplicates = 0;     ///< lines that were another line's event again (same report, another source)
+  long past_events = 0;    ///< events before the window judged now (boot, --since): kept as info
   FindingSet findings;
   std::map<std::string, Signal> signals;
+  /// Findings of rules that need context, per rule key, until resolve_source
+  /// knows whether the context is there.
+  std::map<std::string, FindingSet> pending;
+  std::set<std::string> fired;  ///< keys of every rule that matched a line
   HostObs host;
 };
 

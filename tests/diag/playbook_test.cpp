@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "log_rules.h"
+#include "rules.h"
 #include "nodeprobe/finding_ids.h"
 #include "playbook.h"
 
@@ -66,7 +66,7 @@ TEST(Playbook, EveryVocabularyIdHasAnEntryWithRemedySteps) {
 
 TEST(Playbook, EveryRuleFindingAndCauseExists) {
   const Playbook& pb = default_playbook();
-  for (const auto& r : log_rules()) {
+  for (const auto& r : default_rules().rules()) {
     if (r.finding.empty()) continue;  // signal
     ASSERT_NE(find_finding_kind(r.finding), nullptr) << r.key;
     ASSERT_NE(pb.entry(r.finding), nullptr) << r.key;
@@ -95,7 +95,7 @@ TEST(Playbook, EveryCauseTheCodeNamesExists) {
         if (src.find(quoted) != std::string::npos && !known.count(ck)) {
           // A cause literal used in code that a rule declares is fine too.
           bool from_rule = false;
-          for (const auto& r : log_rules()) from_rule |= r.cause == ck;
+          for (const auto& r : default_rules().rules()) from_rule |= r.cause == ck;
           EXPECT_TRUE(from_rule) << f << " uses cause " << ck << " not listed in kCodeCauses";
         }
       }
