@@ -129,6 +129,18 @@ class Collection {
   Manifest& m_;
 };
 
+// A helper executable beside the running one ($NODEPROBE_PROBE_DIR first, as
+// the runner looks for probes), or "".
+std::string sibling_executable(const std::string& name) {
+  if (const char* d = std::getenv("NODEPROBE_PROBE_DIR"); d && *d) return std::string(d) + "/" + name;
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string self(buf, static_cast<std::size_t>(n));
+  const std::size_t slash = self.rfind('/');
+  return slash == std::string::npos ? std::string() : self.substr(0, slash + 1) + name;
+}
+
 // Boot time (epoch seconds) from /proc/stat's btime; 0 when unknown.
 double boot_time(const FsRoot& fs) {
   if (auto stat = fs.read("/proc/stat")) {
@@ -331,6 +343,18 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   const SpawnResult smi = c.command({"nvidia-smi"}, "cmd/nvidia-smi.txt");
   if (smi.exited_ok()) c.command({"nvidia-smi", "-q"}, "cmd/nvidia-smi-q.txt");
   c.command({"modinfo", "nvidia"}, "cmd/modinfo-nvidia.txt");
+  // NVSwitch systems need Fabric Manager running, at the driver's version.
+  c.command({"systemctl", "show", "nvidia-fabricmanager", "--property=Id,LoadState,ActiveState,SubState,Result"},
+            "cmd/fabricmanager-state.txt");
+  c.command({"nv-fabricmanager", "--version"}, "cmd/fabricmanager-version.txt");
+  // NVLink state, row remapping, ECC through NVML, in a child with a deadline.
+  const std::string nvml_exe = !o.nvml_exe.empty() ? o.nvml_exe : sibling_executable("nodeprobe-nvml");
+  if (nvml_exe.empty() || ::access(nvml_exe.c_str(), X_OK) != 0)
+    c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "nodeprobe-nvml is not installed next to nodeprobe", 0);
+  else if (!fs.is_live())
+    c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "not the live system (NVML reads the running driver)", 0);
+  else
+    c.command({nvml_exe}, "facts/nvml.json");
   // PCI: vendor, device, class of every function (readable without root).
   facts += "pci_scan: /sys/bus/pci/devices\n";
   bool nvidia_pci = false;

@@ -64,6 +64,8 @@ struct CollectOptions {
   std::uint64_t max_log_bytes = 64ULL << 20;  ///< tail kept of each system log
   std::string report_path;                ///< a report to include (collect --report)
   std::string limits_exe;                 ///< nodeprobe-limits to run ("" = don't)
+  /// nodeprobe-nvml to run ("" = next to this executable, or in $NODEPROBE_PROBE_DIR)
+  std::string nvml_exe;
   const char* const* envp = nullptr;      ///< for the allowlisted environment
   double now = 0;                         ///< epoch seconds (0: the clock)
   bool live_kmsg = true;                  ///< read /dev/kmsg when fs is live

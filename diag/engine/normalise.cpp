@@ -183,6 +183,8 @@ std::size_t skip_spaces(std::string_view s, std::size_t p) {
 // One wrapper at the start of s, or 0.
 std::size_t wrapper_len(std::string_view s) {
   if (s.empty()) return 0;
+  // Table cells of a console paste (CloudWatch, Grafana): "| 2025-05-16T16:39:55.214-07:00 | "
+  if (s[0] == '|' && s.size() > 2 && s[1] == ' ') return 2;
   // <6> syslog/kmsg priority
   if (s[0] == '<') {
     std::size_t p = 1;
@@ -234,6 +236,7 @@ std::size_t wrapper_len(std::string_view s) {
   // Timestamps, then "host prog[pid]:" or "prog:" or containerd "stdout F"
   if (const std::size_t t = timestamp_len(s)) {
     std::size_t p = skip_spaces(s, t);
+    if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') return p + 2;  // "ts | message"
     const std::string_view rest = s.substr(p);
     if ((starts(rest, "stdout ") || starts(rest, "stderr ")) && rest.size() > 9 && rest[8] == ' ' &&
         (rest[7] == 'F' || rest[7] == 'P'))
@@ -322,6 +325,16 @@ std::string_view message_body(std::string_view line) {
   s.remove_prefix(skip_spaces(s, 0));
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
   return s.empty() ? line : s;
+}
+
+std::string evidence_display(std::string_view text, std::size_t max_bytes) {
+  const std::string_view body = message_body(text);
+  if (body.size() <= max_bytes) return std::string(body);
+  std::size_t cut = max_bytes;
+  while (cut > max_bytes / 2 && body[cut] != ' ' && body[cut] != ',') --cut;
+  if (cut <= max_bytes / 2) cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return std::string(body.substr(0, cut)) + " ...";
 }
 
 namespace {

@@ -34,6 +34,10 @@ std::vector<std::string> unwrap(std::string_view line, std::optional<double>* ti
 /// line is not: a line that is all prefix stays as it is.
 std::string_view message_body(std::string_view line);
 
+/// An evidence line for people: the message without its wrappers, whole
+/// when it fits in `max_bytes`, else cut at a word boundary with "...".
+std::string evidence_display(std::string_view text, std::size_t max_bytes);
+
 /// A run of physical lines that a terminal hard-wrapped: [first, last]
 /// 0-based line indexes within a block and the joined text.
 struct WrapRun {

@@ -32,6 +32,9 @@ struct HostObs {
   std::optional<int> gpus_visible;             ///< GPUs nvidia-smi lists
   std::vector<std::string> gpu_models;
   std::optional<int> efa_devices;              ///< EFA devices (fi_info -p efa, /sys/class/infiniband)
+  std::optional<int> nvswitches;               ///< NVSwitch bridges on the PCI bus (vendor 10de, class 0680)
+  std::optional<std::string> fm_load_state, fm_active_state, fm_result;  ///< systemctl show nvidia-fabricmanager
+  std::optional<std::string> fm_version;       ///< nv-fabricmanager --version
   std::set<std::string> fi_providers;
   std::optional<std::string> instance_type;
 

@@ -276,7 +276,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
   if (!ir.contains("types") || !ir.at("types").is_object()) fail(idoc, "'types' must be an object");
   for (const auto& t : ir.at("types").items()) {
     const std::string where = "type " + t.key();
-    only_keys(t.value(), {"gpus", "gpu_model", "efa"}, idoc, where);
+    only_keys(t.value(), {"gpus", "gpu_model", "efa", "nvswitch"}, idoc, where);
     InstanceInfo ii;
     if (!t.value().contains("gpus") || !t.value().at("gpus").is_number_integer() || t.value().at("gpus").get<int>() <= 0)
       fail(idoc, where + ".gpus must be a positive integer");
@@ -284,6 +284,10 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     ii.gpu_model = need_string(t.value(), "gpu_model", idoc, where);
     if (!t.value().contains("efa") || !t.value().at("efa").is_boolean()) fail(idoc, where + ".efa must be true or false");
     ii.efa = t.value().at("efa").get<bool>();
+    if (t.value().contains("nvswitch")) {
+      if (!t.value().at("nvswitch").is_boolean()) fail(idoc, where + ".nvswitch must be true or false");
+      ii.nvswitch = t.value().at("nvswitch").get<bool>();
+    }
     pb.instances_.emplace(t.key(), ii);
   }
   return pb;

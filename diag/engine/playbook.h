@@ -57,6 +57,7 @@ struct InstanceInfo {
   int gpus = 0;
   std::string gpu_model;
   bool efa = false;
+  bool nvswitch = false;  ///< NVSwitch fabric: Fabric Manager must run
 };
 
 class Playbook {

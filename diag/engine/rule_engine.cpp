@@ -325,8 +325,16 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   std::string_view block;
   long line_base = 1;  // line number of the block's first line
   std::vector<std::pair<long, std::size_t>> matched;  // (line, rule) in this block
+  bool scan = true;
   while (reader.next(&block)) {
     if (doc.size() < kDocBytes) doc.append(block.substr(0, std::min(block.size(), kDocBytes - doc.size())));
+    // A nodeprobe report is structured evidence (its checks and findings,
+    // parse_sections): its reasons and texts are not log lines to match.
+    if (line_base == 1 && detect_kind(reader.head()) == "report") scan = false;
+    if (!scan) {
+      line_base += static_cast<long>(count_newlines(block));
+      continue;
+    }
     std::size_t counted_to = 0;
     long line_no = line_base;
     matched.clear();

@@ -55,6 +55,8 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
     return;
   }
   add_probe_findings(rep.probes, r.name, r.findings);
+  for (const auto& p : rep.probes)  // the gemm probe's NVML inventory
+    if (p.data.is_object() && p.data.contains("nvml")) nvml_inventory(p.data.at("nvml"), r.name, r);
   for (const auto& f : rep.findings) {  // findings the writer derived that no check carries
     if (!find_finding_kind(f.id) || r.findings.has(f.id)) continue;
     if (f.id.rfind("probe.", 0) == 0) continue;
@@ -79,7 +81,6 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
 }  // namespace sections
 
 void parse_sections(std::string_view doc, const std::string& source, const Playbook& pb, SourceResult& r) {
-  (void)source;
   (void)pb;
   using namespace sections;
   auto has = [&](std::string_view m) { return doc.find(m) != std::string_view::npos; };
@@ -87,6 +88,12 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
     nodeprobe_report(doc, r);
     return;  // a report is JSON: nothing else to parse
   }
+  if (has("\"nodeprobe.nvml/1\"")) {
+    const Json j = Json::parse(doc, nullptr, false);
+    if (!j.is_discarded()) nvml_inventory(j, source, r);
+    return;
+  }
+  if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(split_lines(doc), r);
   const bool smi = has("NVIDIA-SMI "), smiq = has("NVSMI LOG"), smil = has("(UUID: GPU-");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");

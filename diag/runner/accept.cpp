@@ -24,6 +24,7 @@
 #include "nodeprobe/render_text.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/subprocess.h"
+#include "text_util.h"
 #include "verdict_table.h"
 
 extern char** environ;
@@ -125,6 +126,7 @@ void finalize(Report& r, std::vector<Finding> extra_findings) {
     same->count = std::max(same->count, f.count);
   }
   r.verdict = compute_verdict(r);
+  r.action = node_action(r.findings);
   r.run.finished = utc_now_iso8601();
 }
 
@@ -223,6 +225,9 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
       ->check(CLI::Range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
+  sub->add_option("--since", opt.since, "Log events older than this (30m, 2h, 1d) are info with their age (default: since boot)")
+      ->type_name("DURATION")
+      ->check([](const std::string& v) { return parse_duration(v) ? std::string() : "not a duration (use 30m, 2h, 1d)"; });
   sub->add_option("--prometheus", opt.exports.prometheus, "Also write a node_exporter textfile (*.prom)");
   sub->add_option("--cloudwatch-emf", opt.exports.emf, "Also write CloudWatch EMF JSON lines");
   sub->add_option("--junit", opt.exports.junit, "Also write JUnit XML");

@@ -29,6 +29,7 @@ struct AcceptOptions {
   std::string sysroot = "/";      ///< read /proc, /sys under DIR (fixtures); also passed to probes
   double budget_s = 0;            ///< --budget: total seconds (0: the profile's budget)
   bool no_imds = false;           ///< never ask the instance metadata service
+  std::string since;              ///< events older than this (30m, 2h, 1d) are info; "" = since boot
   bool list = false;              ///< print the plan and exit
   bool verbose = false;
   bool quiet = false;

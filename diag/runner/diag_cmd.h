@@ -21,6 +21,7 @@ struct DiagOptions {
   std::string bundle;
   bool live = false;
   std::string since;
+  std::vector<std::string> rules;  ///< site rule files (nodeprobe.rules/1)
   std::string expect;
   std::string json_out;
   std::string label;

@@ -44,6 +44,12 @@ const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
     {"limits.nofile", "shm_from_nofile"},  {"limits.shm", "sysctl"}, {"limits.max_map_count", "sysctl"},
     {"limits.somaxconn", "sysctl"},        {"limits.netdev_backlog", "sysctl"},
     {"limits.netdev_backlog", "softnet_drops"},
+    {"efa.fallback_tcp", "ofi_tcp"},      {"selinux.avc", "permissive"}, {"selinux.avc", "enforcing"},
+    {"gpu.ecc", "remap_pending"},          {"gpu.ecc", "remap_failed"},   {"gpu.nvlink", "nvlink_errors"},
+    {"gpu.nvlink", "links_inactive"},      {"gpu.pcie_degraded", "aer_corrected"},
+    {"gpu.pcie_degraded", "aer_uncorrected"}, {"gpu.fabric_manager", "not_initialized"},
+    {"gpu.fabric_manager", "training_failed"}, {"gpu.fabric_manager", "not_running"},
+    {"gpu.fabric_manager", "version_mismatch"},
 };
 
 TEST(Playbook, EmbeddedCopyIsTheSourceFile) {
@@ -86,7 +92,7 @@ TEST(Playbook, EveryCauseTheCodeNamesExists) {
   // structured parsers, host checks and resolvers appears in it.
   std::set<std::string> known;
   for (const auto& [id, cause] : kCodeCauses) known.insert(cause);
-  for (const char* f : {"sections_gpu.cpp", "sections_sys.cpp", "host_checks.cpp", "resolvers.cpp"}) {
+  for (const char* f : {"sections_gpu.cpp", "sections_sys.cpp", "host_checks.cpp", "resolvers.cpp", "rule_engine.cpp"}) {
     const std::string src = slurp(std::string(NODEPROBE_SOURCE_DIR) + "/diag/engine/" + f);
     for (const auto& e : pb.entries())
       for (const auto& [ck, cv] : e.causes) {

@@ -4,7 +4,8 @@
  *   FAKE_NVML_NAME         device name (default "NVIDIA A100-SXM4-40GB")
  *   FAKE_NVML_PCIE         "gen,width,maxgen,maxwidth" (default "4,16,4,16")
  *   FAKE_NVML_ECC_UNCORRECTED  volatile uncorrectable ECC errors (default 0)
- *   FAKE_NVML_REMAP_FAILURE    1: row remapping failed (default 0) */
+ *   FAKE_NVML_REMAP_FAILURE    1: row remapping failed (default 0)
+ *   FAKE_NVML_NVLINK_DOWN      NVLink links (of 12) reported inactive on GPU 0 (default 0) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,7 +149,7 @@ int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned* c) {
 }
 int nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int* active) {
   if (!valid(d) || link >= 12) return 2;
-  *active = 1;
+  *active = !(index_of(d) == 0 && link < (unsigned)env_int("FAKE_NVML_NVLINK_DOWN", 0));
   return 0;
 }
 int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long* r) {
