@@ -328,9 +328,11 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   bool scan = true;
   while (reader.next(&block)) {
     if (doc.size() < kDocBytes) doc.append(block.substr(0, std::min(block.size(), kDocBytes - doc.size())));
-    // A nodeprobe report is structured evidence (its checks and findings,
-    // parse_sections): its reasons and texts are not log lines to match.
-    if (line_base == 1 && detect_kind(reader.head()) == "report") scan = false;
+    // A nodeprobe report or facts document is structured evidence (its
+    // checks, findings and fields, parse_sections): its reasons and error
+    // texts are not log lines to match.
+    if (line_base == 1 && (detect_kind(reader.head()) == "report" || detect_kind(reader.head()) == "nodeprobe-json"))
+      scan = false;
     if (!scan) {
       line_base += static_cast<long>(count_newlines(block));
       continue;

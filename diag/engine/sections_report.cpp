@@ -61,7 +61,7 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
     if (!find_finding_kind(f.id) || r.findings.has(f.id)) continue;
     if (f.id.rfind("probe.", 0) == 0) continue;
     Accum a;
-    a.key = {f.id, "", ""};
+    a.key = {f.id, f.facts.is_object() ? f.facts.value("cause", std::string()) : std::string(), ""};
     a.severity = f.severity;
     a.count = std::max(1L, f.count);
     a.probe = f.probe;
@@ -127,6 +127,7 @@ std::string detect_kind(std::string_view head) {
   auto has = [&](std::string_view m) { return head.find(m) != std::string_view::npos; };
   const std::size_t b = head.find_first_not_of(" \t\r\n");
   if (b != std::string_view::npos && head[b] == '{' && has("nodeprobe.report/")) return "report";
+  if (b != std::string_view::npos && head[b] == '{' && has("\"schema\": \"nodeprobe.")) return "nodeprobe-json";
   if (has("# nodeprobe facts")) return "facts";
   if (has("NVSMI LOG")) return "nvidia-smi-q";
   if (has("NVIDIA-SMI ") && has("Driver Version")) return "nvidia-smi";

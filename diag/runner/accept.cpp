@@ -115,6 +115,7 @@ void finalize(Report& r, std::vector<Finding> extra_findings) {
     // The same problem seen twice (a check and a log line): one finding, all
     // the evidence; the playbook's title says more than the generic one.
     if (!f.title.empty()) same->title = f.title;
+    if (!f.action.empty()) same->action = f.action;
     for (auto& e : f.evidence)
       if (std::none_of(same->evidence.begin(), same->evidence.end(),
                        [&](const Evidence& x) { return x.text == e.text; }))

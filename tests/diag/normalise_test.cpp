@@ -3,7 +3,13 @@
 // unwrapped; one kernel event read through several sources or printed as
 // several lines counts once; events before the judged window are info.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "collector.h"
+#include "diagnose.h"
 #include "nodeprobe/finding_ids.h"
 #include "normalise.h"
 #include "playbook.h"
@@ -256,6 +262,55 @@ TEST(Window, EventsBeforeTheBootAreInfoWithTheirAge) {
   EXPECT_EQ(xid->severity, Severity::kError);  // after the boot: judged now
   EXPECT_EQ(xid->action, "reboot");
   EXPECT_EQ(node_action(out), "reboot");
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag
+
+namespace nodeprobe::diag {
+namespace {
+
+// A bundle remembers when its host booted: kernel events before that boot
+// are the past (info with their age), events after it are judged.
+TEST(Window, ABundleJudgesFromItsHostsBoot) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("np-window-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "logs");
+  Manifest m;
+  m.created = "2025-11-29T16:00:00Z";
+  m.created_epoch = kNow;
+  m.boot_epoch = kNow - 1800;
+  m.files.push_back({"logs/messages", "/var/log/messages", "ok", "", 0});
+  std::ofstream(dir / "manifest.json") << manifest_to_json(m).dump(1);
+  std::ofstream(dir / "logs/messages")
+      << "Nov 29 14:00:00 node1 kernel: Out of memory: Killed process 26420 (nodeprobe) total-vm:11964kB, anon-rss:4288kB\n"
+      << "Nov 29 14:00:00 node1 kernel: oom_reaper: reaped process 26420 (nodeprobe), now anon-rss:0kB\n";
+  DiagInputs in;
+  in.bundle = dir.string();
+  in.now = kNow;
+  Report rep;
+  const DiagOutcome out = diagnose(rep, in);
+  fs::remove_all(dir);
+  ASSERT_TRUE(out.input_errors.empty()) << out.input_errors.front();
+  ASSERT_EQ(rep.findings.size(), 1u);
+  const Finding& f = rep.findings.front();
+  EXPECT_EQ(f.id, "host.oom");
+  EXPECT_EQ(f.severity, Severity::kInfo);
+  EXPECT_EQ(f.count, 1);
+  EXPECT_NE(f.title.find("before the current boot"), std::string::npos) << f.title;
+  EXPECT_EQ(rep.action, "none");
+  // accept's --since narrows the window further; diag's --since still drops.
+  in.judge_from_boot = false;
+  Report all;
+  fs::create_directories(dir / "logs");
+  std::ofstream(dir / "manifest.json") << manifest_to_json(m).dump(1);
+  std::ofstream(dir / "logs/messages")
+      << "Nov 29 14:00:00 node1 kernel: Out of memory: Killed process 26420 (nodeprobe) total-vm:11964kB, anon-rss:4288kB\n";
+  diagnose(all, in);
+  fs::remove_all(dir);
+  ASSERT_EQ(all.findings.size(), 1u);
+  EXPECT_EQ(all.findings.front().severity, Severity::kError);
+  EXPECT_EQ(all.action, "tune");
 }
 
 }  // namespace

@@ -247,3 +247,52 @@ TEST(Rules, GarbageGivesNoFinding) {
 
 }  // namespace
 }  // namespace nodeprobe::diag
+
+namespace nodeprobe::diag {
+namespace {
+
+// Look-alikes (issue 13 item 5): each must stay quiet.
+TEST(LookAlikes, SocketTransportChosenOnPurposeIsNotAFallback) {
+  const std::string log =
+      "h:1:1 [0] NCCL INFO NCCL_NET set by environment to Socket\n"
+      "h:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+      "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO Using network Socket\n";
+  EXPECT_EQ(analyze(log).get("efa.fallback_tcp"), nullptr) << analyze(log).ids();
+  AnalysisOptions efa;
+  efa.efa_expected = true;  // even on an EFA instance type: the user chose sockets
+  EXPECT_EQ(analyze(log, efa).get("efa.fallback_tcp"), nullptr);
+}
+
+TEST(LookAlikes, KilledInOtherContextsIsNotAnOom) {
+  for (const char* line : {"[1]+  Killed                  sleep 1000\n", "Killed by signal 15.\n",
+                           "oom_score_adj set to -1000 for nodeprobe\n", "Killed\n",
+                           "INFO: killed 3 stale workers after the epoch\n"}) {
+    const Result r = analyze(line);
+    EXPECT_EQ(r.get("host.oom"), nullptr) << line;
+  }
+}
+
+TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
+  const Result r = analyze(
+      "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n"
+      "h:1:1 [0] NCCL INFO NET/Plugin : No plugin found, using internal implementation\n"
+      "h:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\n"
+      "h:1:1 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<40513> returned Connection refused, retrying (1/34)\n"
+      "h:1:1 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"
+      "h:1:1 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1e0 - Init COMPLETE\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "   134217728      33554432     float     sum      -1   1234.5  108.72  190.26      0   1230.1  109.11  190.94      0\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 190.5\n"
+      "|  No running processes found                                                           |\n"
+      "[    1.234567] nvidia: module verification failed: signature and/or required key missing - tainting kernel\n"
+      "[    1.234568] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+      "[    1.234569] pcieport 0000:00:01.0: AER: enabled with IRQ 24\n"
+      "type=AVC msg=audit(1730072197.188:289): avc:  granted  { setenforce } for  pid=1 comm=\"systemd\" scontext=a_t tcontext=b_t tclass=security\n");
+  for (const auto& f : r.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag
