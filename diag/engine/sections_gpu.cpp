@@ -1,6 +1,7 @@
 // Structured GPU outputs: the nvidia-smi table, nvidia-smi -q, nvidia-smi -L
 // and lspci -vv link status.
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "sections.h"
@@ -272,6 +273,43 @@ void fabric_manager(const std::vector<Line>& lines, SourceResult& r) {
     if (key == "LoadState") r.host.fm_load_state = value;
     else if (key == "ActiveState") r.host.fm_active_state = value;
     else if (key == "Result") r.host.fm_result = value;
+  }
+}
+
+void nccl_tests_table(const std::vector<Line>& lines, SourceResult& r) {
+  // "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong"
+  std::vector<std::size_t> wrong_cols;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (starts_with(t, "#") && contains(t, "#wrong")) {
+      wrong_cols.clear();
+      std::size_t col = 0, pos = 1;  // the leading '#' is not a column
+      while (pos < t.size()) {
+        while (pos < t.size() && t[pos] == ' ') ++pos;
+        const std::size_t e = t.find(' ', pos);
+        const std::string_view w = t.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos);
+        if (w.empty()) break;
+        if (w == "#wrong") wrong_cols.push_back(col);
+        ++col;
+        pos = e == std::string_view::npos ? t.size() : e;
+      }
+      continue;
+    }
+    if (wrong_cols.empty() || t.empty() || !std::isdigit(static_cast<unsigned char>(t[0]))) continue;
+    std::vector<std::string_view> w;
+    for (std::size_t pos = 0; pos < t.size();) {
+      while (pos < t.size() && t[pos] == ' ') ++pos;
+      const std::size_t e = t.find(' ', pos);
+      if (pos < t.size()) w.push_back(t.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos));
+      pos = e == std::string_view::npos ? t.size() : e;
+    }
+    for (std::size_t c : wrong_cols) {
+      if (c >= w.size()) continue;
+      const long long n = leading_number(w[c]);
+      if (n > 0)
+        add(r, "gpu.compute_wrong", "collective_wrong", Severity::kUnknown, l,
+            {{"wrong_values", std::to_string(n)}, {"size_bytes", std::string(w[0])}});
+    }
   }
 }
 

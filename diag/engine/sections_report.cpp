@@ -94,6 +94,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
     return;
   }
   if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(split_lines(doc), r);
+  if (has("#wrong")) nccl_tests_table(split_lines(doc), r);
   const bool smi = has("NVIDIA-SMI "), smiq = has("NVSMI LOG"), smil = has("(UUID: GPU-");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
