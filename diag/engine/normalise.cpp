@@ -359,13 +359,15 @@ bool ends_table(std::string_view s) {
 
 std::vector<WrapRun> wrap_runs(std::string_view block) {
   std::vector<WrapRun> runs;
-  // Pass 1: the longest line and how many lines have exactly that length.
-  std::size_t max_len = 0, at_max = 0, lines = 0;
+  // Pass 1: the longest line and how many lines have exactly that length;
+  // whether any line ends in a space (a soft wrap a terminal copy leaves).
+  std::size_t max_len = 0, at_max = 0, lines = 0, soft = 0;
   for (std::size_t pos = 0; pos < block.size();) {
     const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
     const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
     std::size_t len = end - pos;
     if (len > 0 && block[end - 1] == '\r') --len;
+    if (len >= 40 && block[pos + len - 1] == ' ') ++soft;
     if (len > max_len) {
       max_len = len;
       at_max = 1;
@@ -375,17 +377,19 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
     ++lines;
     pos = end + 1;
   }
-  if (max_len < 60 || max_len > 1024 || at_max < 3) return runs;
+  const bool fixed_width = max_len >= 60 && max_len <= 1024 && at_max >= 3;
+  if (!fixed_width && soft == 0) return runs;
   // Pass 2: full-width lines followed by their continuation.
   WrapRun cur;
   long index = 0;
-  std::string_view prev;
   for (std::size_t pos = 0; pos < block.size(); ++index) {
     const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
     const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
     std::string_view line = block.substr(pos, end - pos);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    const bool full = line.size() == max_len && !ends_table(line);
+    // A piece of a wrapped line: full width, or cut after a space mid-sentence.
+    const bool full = (fixed_width && line.size() == max_len && !ends_table(line)) ||
+                      (line.size() >= 40 && line.back() == ' ' && !ends_table(line));
     if (cur.lines > 0) {
       if (!starts_new_line(line)) {
         cur.text.append(line);
@@ -405,7 +409,6 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
       cur.lines = 1;
       cur.text.assign(line);
     }
-    prev = line;
     pos = end + 1;
   }
   if (cur.lines > 1) runs.push_back(std::move(cur));

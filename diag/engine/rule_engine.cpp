@@ -202,6 +202,9 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
     if (rule.judge == "xid") {
       int code = 79;  // "fallen off the bus" without an Xid number
       const std::string cs = facts.value("code", std::string());
+      const bool names_code = std::any_of(rule.extract.begin(), rule.extract.end(),
+                                          [](const std::string& x) { return x.find("?P<code>") != std::string::npos; });
+      if (cs.empty() && names_code) continue;  // an Xid line whose number could not be read
       if (!cs.empty()) {
         if (cs.size() > 4 || cs.find_first_not_of("0123456789") != std::string::npos) continue;
         code = std::stoi(cs);

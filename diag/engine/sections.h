@@ -40,6 +40,8 @@ void fi_info(const std::vector<Line>& lines, SourceResult& r);
 void versions(const std::vector<Line>& lines, SourceResult& r);
 void node_facts(const std::vector<Line>& lines, SourceResult& r);
 void fabric_manager(const std::vector<Line>& lines, SourceResult& r);
+/// `dcgmi nvlink --link-status`: a link shown D (Down) on a GPU.
+void dcgmi_nvlink(const std::vector<Line>& lines, SourceResult& r);
 /// nccl-tests result tables: a non-zero #wrong column is a wrong collective.
 void nccl_tests_table(const std::vector<Line>& lines, SourceResult& r);
 /// NVML's view of the GPUs (nodeprobe-nvml's JSON, or the gemm probe's

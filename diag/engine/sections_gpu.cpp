@@ -2,6 +2,7 @@
 // and lspci -vv link status.
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
 
 #include "sections.h"
@@ -110,6 +111,8 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
     }
     gpu = GpuState{};
   };
+  // A whole report starts at "NVSMI LOG"; a pasted section (an indented
+  // "Remapped Rows" block) starts at its own header.
   bool seen = false;
   for (const auto& l : lines) {
     const std::string_view t = l.text;
@@ -117,6 +120,10 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       seen = true;
       continue;
     }
+    if (!seen && t.size() > 2 && t[0] == ' ' &&
+        (contains(t, "Remapped Rows") || contains(t, "Retired Pages") || contains(t, "ECC Errors")) &&
+        !contains(t, " : "))
+      seen = true;
     if (!seen) continue;
     const std::size_t indent = t.find_first_not_of(' ');
     if (indent == std::string_view::npos) continue;
@@ -273,6 +280,36 @@ void fabric_manager(const std::vector<Line>& lines, SourceResult& r) {
     if (key == "LoadState") r.host.fm_load_state = value;
     else if (key == "ActiveState") r.host.fm_active_state = value;
     else if (key == "Result") r.host.fm_result = value;
+  }
+}
+
+void dcgmi_nvlink(const std::vector<Line>& lines, SourceResult& r) {
+  // "GPUs:" / "    gpuId 0:" / "        U U D D ..." (Up=U, Down=D, Disabled=X, Not Supported=_)
+  std::string gpu;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (starts_with(t, "gpuId ")) {
+      gpu = std::string(t.substr(6, t.find(':') == std::string_view::npos ? std::string_view::npos : t.find(':') - 6));
+      continue;
+    }
+    if (starts_with(t, "NvSwitches")) gpu.clear();
+    if (gpu.empty() || t.empty()) continue;
+    int up = 0, down = 0;
+    bool grid = true;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const char c = t[i];
+      if (c == ' ') continue;
+      if ((i + 1 < t.size() && t[i + 1] != ' ') || !std::strchr("UDX_", c)) {
+        grid = false;
+        break;
+      }
+      up += c == 'U';
+      down += c == 'D';
+    }
+    if (grid && down > 0)
+      add(r, "gpu.nvlink", "links_inactive", Severity::kUnknown, l,
+          {{"gpu", gpu}, {"active", std::to_string(up)}, {"links", std::to_string(up + down)}});
+    gpu.clear();
   }
 }
 

@@ -95,7 +95,11 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   }
   if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(split_lines(doc), r);
   if (has("#wrong")) nccl_tests_table(split_lines(doc), r);
-  const bool smi = has("NVIDIA-SMI "), smiq = has("NVSMI LOG"), smil = has("(UUID: GPU-");
+  if (has("NvLink Link Status")) dcgmi_nvlink(split_lines(doc), r);
+  const bool smi = has("NVIDIA-SMI "), smil = has("(UUID: GPU-");
+  // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors)
+  const bool smiq = has("NVSMI LOG") || has("Remapped Rows") || has("Pending Page Blacklist") ||
+                    has("Retired Pages") || has("Remapping Failure Occurred");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
