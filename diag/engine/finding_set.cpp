@@ -250,12 +250,16 @@ void fold_consequences(std::vector<Finding>& out, const Playbook& pb) {
   for (auto& f : out) {
     if (f.facts.value("past", std::string()) != "" || f.severity == Severity::kInfo) continue;
     const PlaybookEntry* e = pb.entry(f.id);
-    if (!e || e->consequence_of.empty()) continue;
+    if (!e) continue;
+    const PlaybookCause* pc = pb.cause(f.id, f.facts.value("cause", std::string()));
+    const std::vector<std::string>& parents =
+        pc && !pc->consequence_of.empty() ? pc->consequence_of : e->consequence_of;
+    if (parents.empty()) continue;
     Finding* root = nullptr;
     for (auto& g : out) {
       if (&g == &f || g.facts.value("past", std::string()) != "") continue;
       if (g.severity != Severity::kError && !(g.severity == Severity::kWarn && g.id == "gpu.oom")) continue;
-      for (const auto& p : e->consequence_of)
+      for (const auto& p : parents)
         if (g.id == p || (p.back() == '.' && g.id.rfind(p, 0) == 0)) root = &g;
       if (root) break;
     }

@@ -216,7 +216,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
               return std::islower(static_cast<unsigned char>(ch)) || ch == '_';
             }))
           fail(doc, cw + ": cause keys are lower_snake");
-        only_keys(c.value(), {"message", "severity", "remedy", "refs", "remedy_only", "action"}, doc, cw);
+        only_keys(c.value(), {"message", "severity", "remedy", "refs", "remedy_only", "action", "consequence_of"}, doc, cw);
         PlaybookCause pc;
         pc.message = need_string(c.value(), "message", doc, cw);
         check_template(pc.message, doc, cw + ".message");
@@ -226,6 +226,9 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
         pc.refs = string_list(c.value(), "refs", doc, cw, false, false);
         pc.action = need_string(c.value(), "action", doc, cw, false);
         if (!pc.action.empty() && action_rank(pc.action) < 0) fail(doc, cw + ": unknown action '" + pc.action + "'");
+        pc.consequence_of = string_list(c.value(), "consequence_of", doc, cw, false, false);
+        for (const auto& q : pc.consequence_of)
+          if (q.back() != '.' && !find_finding_kind(q)) fail(doc, cw + ".consequence_of: unknown finding id '" + q + "'");
         if (c.value().contains("remedy_only")) {
           if (!c.value().at("remedy_only").is_boolean()) fail(doc, cw + ".remedy_only must be true or false");
           pc.remedy_only = c.value().at("remedy_only").get<bool>();

@@ -28,6 +28,7 @@ struct PlaybookCause {
   std::vector<std::string> refs;
   bool remedy_only = false;                ///< these steps replace the entry's
   std::string action;                      ///< "" = the entry's
+  std::vector<std::string> consequence_of; ///< empty = the entry's
 };
 
 struct PlaybookEntry {

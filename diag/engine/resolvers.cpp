@@ -58,10 +58,15 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   if (ofi_failed && expected &&
       (!ofi_ok || r.signals.at("nccl.ofi_failed").last_line > r.signals.at("nccl.ofi_ok").first.line))
     add_from_signal(r, "efa.missing", "ofi_failed", Severity::kUnknown, "nccl.ofi_failed");
+  // Without a sign that EFA was wanted the same lines are what aws-ofi-nccl
+  // prints on every instance type without EFA: named, as info, so the log
+  // reads as "no EFA here" and not as a failure; sockets are its consequence.
+  else if (ofi_failed && !expected && !ofi_ok)
+    add_from_signal(r, "efa.missing", "no_provider", Severity::kUnknown, "nccl.ofi_failed");
   if (sockets && !ofi_ok) {
     if (expected)
       add_from_signal(r, "efa.fallback_tcp", "", Severity::kUnknown, "nccl.socket_used");
-    else if (has_signal(r, "nccl.ib_none") || ofi_failed)
+    else if (has_signal(r, "nccl.ib_none") && !ofi_failed)
       add_from_signal(r, "efa.fallback_tcp", "tcp_only", Severity::kUnknown, "nccl.socket_used");
   }
   if (has_signal(r, "efa.absent") && opt.efa_expected)
