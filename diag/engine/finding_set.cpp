@@ -258,12 +258,17 @@ void fold_consequences(std::vector<Finding>& out, const Playbook& pb) {
     Finding* root = nullptr;
     for (auto& g : out) {
       if (&g == &f || g.facts.value("past", std::string()) != "") continue;
-      if (g.severity != Severity::kError && !(g.severity == Severity::kWarn && g.id == "gpu.oom")) continue;
+      // Warnings lead only where they are a cause by nature (a limit, GPU
+      // memory): a warn-level Xid 31 does not explain an AER error.
+      const bool warn_root = g.severity == Severity::kWarn && (g.id == "gpu.oom" || g.id.rfind("limits.", 0) == 0);
+      if (g.severity != Severity::kError && !warn_root) continue;
       for (const auto& p : parents)
         if (g.id == p || (p.back() == '.' && g.id.rfind(p, 0) == 0)) root = &g;
       if (root) break;
     }
     if (!root) continue;
+    // A limit that demonstrably broke the job is as serious as the break.
+    if (severity_rank(f.severity) > severity_rank(root->severity)) root->severity = f.severity;
     for (std::size_t k = 0; k < f.evidence.size() && k < 2; ++k) {
       Evidence ev = f.evidence[k];
       ev.text = "then " + f.id + ": " + ev.text;

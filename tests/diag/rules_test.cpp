@@ -162,6 +162,76 @@ TEST(Rules, SocketFallbackIsNormalOnTcpNodesAndAFailureWhereEfaWasExpected) {
             0u);
 }
 
+TEST(Rules, OfiWithoutAnEfaProviderIsNamedAndOnlyAFailureWhereEfaWasExpected) {
+  const std::string log =
+      "h:1:1 [0] ofi_init:1288 NCCL WARN NET/OFI Only EFA provider is supported\n"
+      "h:1:1 [0] ofi_init:1339 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n"
+      "h:1:1 [0] NCCL INFO Using network Socket\n";
+  const Result plain = analyze(log);
+  const Finding* m = plain.get("efa.missing");
+  ASSERT_NE(m, nullptr) << plain.ids();
+  EXPECT_EQ(m->severity, Severity::kInfo);
+  EXPECT_EQ(m->facts.value("cause", std::string()), "no_provider");
+  EXPECT_EQ(plain.get("efa.fallback_tcp"), nullptr) << "the sockets are its consequence, not a second finding";
+  AnalysisOptions efa;
+  efa.efa_expected = true;
+  const Result bad = analyze(log, efa);
+  ASSERT_NE(bad.get("efa.missing"), nullptr);
+  EXPECT_EQ(bad.get("efa.missing")->severity, Severity::kError);
+}
+
+TEST(Rules, ADescriptorLimitBehindASocketErrorIsTheCause) {
+  const Result r = analyze(
+      "h:1:9 [0] misc/socket.cc:600 NCCL WARN socketTryAccept: exceeded error retry count after 20 attempts, Too many open files\n"
+      "h:1:9 [0] bootstrap.cc:210 NCCL WARN bootstrapRecv failed for peer 3\n");
+  const Finding* n = r.get("limits.nofile");
+  ASSERT_NE(n, nullptr) << r.ids();
+  EXPECT_EQ(n->severity, Severity::kError) << "a limit that broke the job is as serious as the break";
+  EXPECT_EQ(r.findings.front().id, "limits.nofile") << r.ids();
+  if (const Finding* net = r.get("nccl.network_config")) {
+    EXPECT_EQ(net->severity, Severity::kInfo) << r.ids();
+  }
+}
+
+TEST(Rules, CudaInitFailureUnderAnUnconfiguredFabricFoldsUnderIt) {
+  const Result r = analyze(
+      "terminate called after throwing an instance of 'std::runtime_error'\n"
+      "  what():  Error (gpu_burn-drv.cpp:298): system not yet initialized\n"
+      "  what():  Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS\n");
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().id, "gpu.fabric_manager") << r.ids();
+  if (const Finding* nf = r.get("gpu.not_found")) {
+    EXPECT_EQ(nf->severity, Severity::kInfo) << r.ids();
+  }
+  // Other gpu.not_found causes are no consequence of the fabric: the entry's own list applies.
+  const Result nodrv = analyze("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+                               "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized\n");
+  ASSERT_NE(nodrv.get("gpu.not_found"), nullptr) << nodrv.ids();
+  EXPECT_EQ(nodrv.get("gpu.not_found")->severity, Severity::kError) << nodrv.ids();
+}
+
+TEST(Rules, CudaErrorsPrintedByNumberOnly) {
+  EXPECT_NE(analyze("cudaGetDeviceCount() call failed with error 804\n").get("gpu.cuda_driver_insufficient"), nullptr);
+  EXPECT_NE(analyze("[802] Call to cuInit results in UNKNOWN_CUDA_ERROR\n").get("gpu.fabric_manager"), nullptr);
+  EXPECT_NE(analyze("cuInit returned 100\n").get("gpu.not_found"), nullptr);
+  // Numbers in other places of a CUDA line are no error codes.
+  EXPECT_TRUE(analyze("h:1:1 [0] NCCL INFO cudaDriverVersion 12040\n").findings.empty());
+  EXPECT_TRUE(analyze("CUDA Version: 12.2, 804 MiB used\n").findings.empty());
+}
+
+TEST(Rules, ContainerPermissionDeniedIsSelinuxOnlyWhereTheLogShowsEnforcing) {
+  const std::string denied =
+      "docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container "
+      "process caused \"permission denied\": unknown.\n";
+  EXPECT_EQ(analyze(denied).get("selinux.avc"), nullptr) << "file modes or seccomp can say the same";
+  const Result enf = analyze("$ getenforce\nEnforcing\n" + denied);
+  ASSERT_NE(enf.get("selinux.avc"), nullptr) << enf.ids();
+  EXPECT_EQ(enf.get("selinux.avc")->facts.value("cause", std::string()), "container_denied");
+  // sealert's report and audit2allow's output are denials too.
+  EXPECT_NE(analyze("Target Objects                /dev/nvidia0 [ chr_file ]\n").get("selinux.avc"), nullptr);
+  EXPECT_NE(analyze("allow xserver_t container_runtime_exec_t:file entrypoint;\n").get("selinux.avc"), nullptr);
+}
+
 TEST(Rules, AvcPermissiveIsInfoWouldBeBlockedEnforcingAnError) {
   const std::string deny =
       "type=AVC msg=audit(1730072197.188:289): avc:  denied  { read } for  pid=1 comm=\"python\" path=\"/dev/nvidia0\" "
