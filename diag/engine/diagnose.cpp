@@ -218,6 +218,7 @@ class Diagnosis {
     if (!report_.host.cuda_runtime.empty()) host_.cuda_runtime = report_.host.cuda_runtime;
     if (instance_.empty() && host_.instance_type) instance_ = *host_.instance_type;
     host_checks(host_, instance_, pb_, findings_);
+    findings_.drop_report_duplicates();
     report_.findings = findings_.render(pb_, now_);
     report_.action = node_action(report_.findings);
     out_.action = report_.action;

@@ -141,6 +141,10 @@ void FindingSet::merge(const Accum& in) {
   auto [it, fresh] = acc_.emplace(in.key, in);
   if (fresh) return;
   Accum& a = it->second;
+  if (in.from_report != a.from_report) {  // the report's copy of what a log says
+    if (a.from_report) a = in;
+    return;
+  }
   if (severity_rank(in.severity) > severity_rank(a.severity)) a.severity = in.severity;
   long dup = 0;
   const std::size_t held = a.events.size();
@@ -166,6 +170,14 @@ void FindingSet::merge(const Accum& in) {
 
 void FindingSet::merge(const FindingSet& other) {
   for (const auto& kv : other.acc_) merge(kv.second);
+}
+
+void FindingSet::drop_report_duplicates() {
+  std::set<std::pair<std::string, bool>> read;
+  for (const auto& kv : acc_)
+    if (!kv.second.from_report) read.insert({kv.first.id, kv.first.past});
+  for (auto it = acc_.begin(); it != acc_.end();)
+    it = it->second.from_report && read.count({it->first.id, it->first.past}) ? acc_.erase(it) : std::next(it);
 }
 
 void FindingSet::rekey(const std::string& id, const std::string& cause, const std::string& new_id,

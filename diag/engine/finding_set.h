@@ -65,6 +65,9 @@ struct Accum {
   Json facts = Json::object();  ///< first value per fact; arrays for multi facts
   std::vector<std::string> remedy;  ///< exact fixes (from probe checks) to put first
   std::string probe;
+  /// Re-read from a nodeprobe report's findings (a bundle carries the report
+  /// beside the logs it was derived from): the logs, read again, win.
+  bool from_report = false;
 };
 
 class FindingSet {
@@ -80,6 +83,9 @@ class FindingSet {
   /// already holds (same key, same time within their window) count once.
   void merge(const Accum& a);
   void merge(const FindingSet& other);
+  /// Drops findings re-read from a report where another source names the
+  /// same id in the same window (past or now): one event, one finding.
+  void drop_report_duplicates();
   /// Moves every accumulator of (id, cause) into (new_id, new_cause).
   void rekey(const std::string& id, const std::string& cause, const std::string& new_id,
              const std::string& new_cause);

@@ -1,5 +1,6 @@
 // nodeprobe reports as input, the section dispatcher and kind detection.
 #include <algorithm>
+#include <set>
 
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/report_json.h"
@@ -55,16 +56,27 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
     return;
   }
   add_probe_findings(rep.probes, r.name, r.findings);
+  std::set<std::string> checked;  // ids the report's checks carry
+  for (const auto& kv : r.findings.all()) checked.insert(kv.first.id);
   for (const auto& p : rep.probes)  // the gemm probe's NVML inventory
     if (p.data.is_object() && p.data.contains("nvml")) nvml_inventory(p.data.at("nvml"), r.name, r);
-  for (const auto& f : rep.findings) {  // findings the writer derived that no check carries
-    if (!find_finding_kind(f.id) || r.findings.has(f.id)) continue;
+  // Findings the writer derived that no check carries, each in its own
+  // window (an earlier boot's stays earlier). Where the bundle also holds the
+  // logs they came from, those logs win (FindingSet::drop_report_duplicates).
+  const TimeContext tc;
+  for (const auto& f : rep.findings) {
+    if (!find_finding_kind(f.id) || checked.count(f.id)) continue;
     if (f.id.rfind("probe.", 0) == 0) continue;
+    const Json facts = f.facts.is_object() ? f.facts : Json::object();
     Accum a;
-    a.key = {f.id, f.facts.is_object() ? f.facts.value("cause", std::string()) : std::string(), ""};
-    a.severity = f.severity;
+    a.key = {f.id, facts.value("cause", std::string()), facts.value("code", std::string()),
+             facts.value("past", std::string()) == "yes"};
+    a.from_report = true;
+    a.severity = a.key.past ? Severity::kUnknown : f.severity;
     a.count = std::max(1L, f.count);
     a.probe = f.probe;
+    if (!f.first_seen.empty()) a.first_time = parse_line_time(f.first_seen, tc);
+    if (!f.last_seen.empty()) a.last_time = parse_line_time(f.last_seen, tc);
     for (const auto& e : f.evidence)
       if (a.first.size() < FindingSet::kKeepFirst) a.first.push_back({r.name, e.line, clean_text(e.text)});
     a.facts = f.facts.is_object() ? f.facts : Json::object();

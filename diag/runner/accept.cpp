@@ -105,11 +105,16 @@ void finalize(Report& r, std::vector<Finding> extra_findings) {
   r.findings = findings_from_checks(r.probes);
   auto st = findings_from_probe_status(r.probes);
   r.findings.insert(r.findings.end(), st.begin(), st.end());
+  // Only the checks' findings take evidence in: the diagnosis's own are
+  // distinct already (an earlier boot's OOM kill is not this boot's).
+  const std::size_t from_checks = r.findings.size();
   for (auto& f : extra_findings) {
-    auto same = std::find_if(r.findings.begin(), r.findings.end(), [&](const Finding& g) {
-      return g.id == f.id && (g.probe == f.probe || f.probe.empty());
+    const auto end = r.findings.begin() + static_cast<std::ptrdiff_t>(from_checks);
+    auto same = std::find_if(r.findings.begin(), end, [&](const Finding& g) {
+      return g.id == f.id && (g.probe == f.probe || f.probe.empty()) &&
+             !(f.facts.is_object() && f.facts.contains("past"));
     });
-    if (same == r.findings.end()) {
+    if (same == end) {
       r.findings.push_back(std::move(f));
       continue;
     }

@@ -191,7 +191,13 @@ TEST(DiagCli, LiveNvlinkStateThroughNvml) {
       for (const auto& s : p.at("data").at("sources"))
         if (s.value("name", std::string()) == "facts/nvml.json") status = s.value("status", std::string());
   EXPECT_TRUE(status == "analysed" || status == "skipped") << status;
-  for (const auto& f : without.at("findings")) EXPECT_NE(f.at("severity"), "error") << f.dump();
+  // Only what this test controls: the host's own history (an OOM kill in
+  // this boot's kernel log) may raise errors of its own.
+  for (const auto& f : without.at("findings"))
+    for (const auto& e : f.at("evidence"))
+      if (e.value("source", std::string()).find("nvml") != std::string::npos) {
+        EXPECT_NE(f.at("severity"), "error") << f.dump();
+      }
 }
 
 }  // namespace
