@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "line_reader.h"
-#include "log_rules.h"
+#include "rules.h"
 #include "scanner.h"
 
 namespace {
@@ -30,8 +30,8 @@ double cpu_s() {
 
 std::vector<std::string> patterns() {
   std::vector<std::string> p;
-  for (const auto& r : log_rules())
-    for (const auto& x : r.patterns) p.push_back(x);
+  for (const auto& r : default_rules().rules())
+    for (const auto& x : r.patterns) p.push_back(x.re);
   return p;
 }
 

@@ -152,6 +152,27 @@ class Collection {
   Manifest& m_;
 };
 
+// A helper executable beside the running one ($NODEPROBE_PROBE_DIR first, as
+// the runner looks for probes), or "".
+std::string sibling_executable(const std::string& name) {
+  if (const char* d = std::getenv("NODEPROBE_PROBE_DIR"); d && *d) return std::string(d) + "/" + name;
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string self(buf, static_cast<std::size_t>(n));
+  const std::size_t slash = self.rfind('/');
+  return slash == std::string::npos ? std::string() : self.substr(0, slash + 1) + name;
+}
+
+// Boot time (epoch seconds) from /proc/stat's btime; 0 when unknown.
+double boot_time(const FsRoot& fs) {
+  if (auto stat = fs.read("/proc/stat")) {
+    const std::size_t p = stat->find("\nbtime ");
+    if (p != std::string::npos) return std::atof(stat->c_str() + p + 7);
+  }
+  return 0;
+}
+
 // The kernel ring buffer from /dev/kmsg with wall-clock times (boot time +
 // the record's microseconds since boot), one "ISO kernel: message" per line.
 bool read_kmsg(const FsRoot& fs, std::string* out, std::string* why) {
@@ -160,11 +181,7 @@ bool read_kmsg(const FsRoot& fs, std::string* out, std::string* why) {
     *why = std::string("/dev/kmsg: ") + std::strerror(errno);
     return false;
   }
-  double btime = 0;
-  if (auto stat = fs.read("/proc/stat")) {
-    const std::size_t p = stat->find("\nbtime ");
-    if (p != std::string::npos) btime = std::atof(stat->c_str() + p + 7);
-  }
+  const double btime = boot_time(fs);
   char buf[8192];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf - 1);
@@ -246,6 +263,7 @@ Json manifest_to_json(const Manifest& m) {
               {"created", m.created},
               {"created_epoch", m.created_epoch},
               {"utc_offset_s", m.utc_offset_s},
+              {"boot_epoch", m.boot_epoch},
               {"host", {{"hostname", m.hostname}, {"kernel", m.kernel}, {"os", m.os}, {"instance_type", m.instance_type}}},
               {"root", m.root},
               {"files", files}};
@@ -262,6 +280,7 @@ Manifest manifest_from_json(const Json& j) {
     m.created = j.value("created", std::string());
     m.created_epoch = j.value("created_epoch", 0.0);
     m.utc_offset_s = j.value("utc_offset_s", 0L);
+    m.boot_epoch = j.value("boot_epoch", 0.0);
     if (j.contains("host")) {
       const Json& h = j.at("host");
       m.hostname = h.value("hostname", std::string());
@@ -291,6 +310,7 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   m.created_epoch = o.now > 0 ? o.now : static_cast<double>(std::time(nullptr));
   m.created = iso8601(m.created_epoch);
   m.utc_offset_s = local_utc_offset();
+  m.boot_epoch = boot_time(fs);
   m.root = ::geteuid() == 0;
   const HostInfo host = collect_host_facts(fs, o.envp);
   m.hostname = host.hostname;
@@ -350,6 +370,18 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   const SpawnResult smi = c.command({"nvidia-smi"}, "cmd/nvidia-smi.txt");
   if (smi.exited_ok()) c.command({"nvidia-smi", "-q"}, "cmd/nvidia-smi-q.txt");
   c.command({"modinfo", "nvidia"}, "cmd/modinfo-nvidia.txt");
+  // NVSwitch systems need Fabric Manager running, at the driver's version.
+  c.command({"systemctl", "show", "nvidia-fabricmanager", "--property=Id,LoadState,ActiveState,SubState,Result"},
+            "cmd/fabricmanager-state.txt");
+  c.command({"nv-fabricmanager", "--version"}, "cmd/fabricmanager-version.txt");
+  // NVLink state, row remapping, ECC through NVML, in a child with a deadline.
+  const std::string nvml_exe = !o.nvml_exe.empty() ? o.nvml_exe : sibling_executable("nodeprobe-nvml");
+  if (nvml_exe.empty() || ::access(nvml_exe.c_str(), X_OK) != 0)
+    c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "nodeprobe-nvml is not installed next to nodeprobe", 0);
+  else if (!fs.is_live())
+    c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "not the live system (NVML reads the running driver)", 0);
+  else
+    c.command({nvml_exe}, "facts/nvml.json");
   // PCI: vendor, device, class of every function (readable without root).
   facts += "pci_scan: /sys/bus/pci/devices\n";
   bool nvidia_pci = false;

@@ -47,6 +47,7 @@ struct Manifest {
   std::string created;          ///< ISO 8601 UTC
   double created_epoch = 0;
   long utc_offset_s = 0;        ///< the collecting host's zone (syslog times)
+  double boot_epoch = 0;        ///< the collecting host's boot (/proc/stat btime); 0 unknown
   std::string hostname, kernel, os, instance_type;
   bool root = false;
   std::vector<Artifact> files;
@@ -63,6 +64,8 @@ struct CollectOptions {
   std::uint64_t max_log_bytes = 64ULL << 20;  ///< tail kept of each system log
   std::string report_path;                ///< a report to include (collect --report)
   std::string limits_exe;                 ///< nodeprobe-limits to run ("" = don't)
+  /// nodeprobe-nvml to run ("" = next to this executable, or in $NODEPROBE_PROBE_DIR)
+  std::string nvml_exe;
   const char* const* envp = nullptr;      ///< for the allowlisted environment
   double now = 0;                         ///< epoch seconds (0: the clock)
   bool live_kmsg = true;                  ///< read /dev/kmsg when fs is live

@@ -13,6 +13,7 @@
 #include "host_checks.h"
 #include "nodeprobe/safe_remove.h"
 #include "nodeprobe/stop.h"
+#include "nodeprobe/finding_ids.h"
 #include "playbook.h"
 #include "probe_findings.h"
 #include "rule_engine.h"
@@ -43,17 +44,49 @@ bool is_dir(const std::string& p) {
 class Diagnosis {
  public:
   Diagnosis(const DiagInputs& in, Report& report)
-      : in_(in), report_(report), pb_(default_playbook()), engine_(pb_) {
+      : in_(in), report_(report), out_(), pb_(default_playbook()), rules_(load_rules(in, out_)), engine_(pb_, rules_) {
     now_ = in.now > 0 ? in.now : static_cast<double>(std::time(nullptr));
     instance_ = !in.expect.empty() ? in.expect : report.host.instance_type;
     out_.scanner_available = engine_.available();
   }
 
-  AnalysisOptions options(double now, long utc_offset) const {
+  // The built-in rules plus the site's; a bad site file is an input error
+  // (the built-in rules still run).
+  static RuleSet load_rules(const DiagInputs& in, DiagOutcome& out) {
+    RuleSet set = default_rules();
+    for (const auto& f : in.rule_files) {
+      std::ifstream file(f, std::ios::binary);
+      std::stringstream ss;
+      ss << file.rdbuf();
+      if (!file && !file.eof()) {
+        out.input_errors.push_back("--rules " + f + ": cannot read it");
+        continue;
+      }
+      try {
+        set.add(RuleSet::parse(ss.str(), f, default_playbook()));
+      } catch (const std::exception& e) {
+        out.input_errors.push_back("--rules " + clean_text(e.what(), 300));
+      }
+    }
+    return set;
+  }
+
+  // `boot`: the collecting host's boot time when the source comes from a
+  // node (live or bundle); events before it, or before accept's --since,
+  // describe the past.
+  AnalysisOptions options(double now, long utc_offset, double boot = 0) const {
     AnalysisOptions o;
     o.time.now = now;
     o.time.utc_offset_s = utc_offset;
     if (in_.since_s) o.since = now - *in_.since_s;
+    if (in_.judge_from_boot && boot > 0) {
+      o.current_from = boot;
+      o.window = "before the current boot";
+    }
+    if (in_.judge_since_s && (!o.current_from || now - *in_.judge_since_s > *o.current_from)) {
+      o.current_from = now - *in_.judge_since_s;
+      o.window = "before the --since window";
+    }
     o.efa_expected = efa_expected_for(instance_, pb_);
     return o;
   }
@@ -76,6 +109,8 @@ class Diagnosis {
     if (r.long_lines) s["long_lines_cut"] = r.long_lines;
     if (r.dropped_old) s["events_before_since"] = r.dropped_old;
     if (r.untimed) s["events_without_time"] = r.untimed;
+    if (r.duplicates) s["lines_of_earlier_events"] = r.duplicates;
+    if (r.past_events) s["events_before_window"] = r.past_events;
     sources_.push_back(s);
     if (r.bytes > 0 || r.error.empty()) ++out_.sources_analysed;
     findings_.merge(r.findings);
@@ -115,7 +150,7 @@ class Diagnosis {
       if (!m.kernel.empty()) h.kernel_release = m.kernel;
       if (!m.instance_type.empty()) h.instance_type = m.instance_type;
       host_.merge(h);
-      const AnalysisOptions opt = options(m.created_epoch > 0 ? m.created_epoch : now_, m.utc_offset_s);
+      const AnalysisOptions opt = options(m.created_epoch > 0 ? m.created_epoch : now_, m.utc_offset_s, m.boot_epoch);
       manifest_time_ = m.created;
       for (const auto& a : m.files) {
         const std::string rel = safe_relative_path(a.path);
@@ -196,7 +231,10 @@ class Diagnosis {
     if (!report_.host.cuda_runtime.empty()) host_.cuda_runtime = report_.host.cuda_runtime;
     if (instance_.empty() && host_.instance_type) instance_ = *host_.instance_type;
     host_checks(host_, instance_, pb_, findings_);
-    report_.findings = findings_.render(pb_);
+    findings_.drop_report_duplicates();
+    report_.findings = findings_.render(pb_, now_);
+    report_.action = node_action(report_.findings);
+    out_.action = report_.action;
     report_.probes.erase(std::remove_if(report_.probes.begin(), report_.probes.end(),
                                         [](const ProbeResult& p) { return p.name == "diag"; }),
                          report_.probes.end());
@@ -208,6 +246,8 @@ class Diagnosis {
     p.name = "diag";
     p.config = {{"logs", in_.logs}, {"bundle", in_.bundle}, {"live", in_.live},
                 {"since_s", in_.since_s ? Json(*in_.since_s) : Json()}, {"expect", in_.expect}};
+    if (in_.judge_since_s) p.config["judge_since_s"] = *in_.judge_since_s;
+    if (!in_.rule_files.empty()) p.config["rules"] = in_.rule_files;
     Json host = Json::object();
     auto put = [&](const char* k, const auto& v) {
       if (v) host[k] = *v;
@@ -221,7 +261,8 @@ class Diagnosis {
     put("gpus_visible", host_.gpus_visible);
     put("efa_devices", host_.efa_devices);
     if (!instance_.empty()) host["instance_type"] = instance_;
-    p.data = {{"engine", MultiPatternScanner::engine()}, {"sources", sources_}, {"host", host}};
+    p.data = {{"engine", MultiPatternScanner::engine()}, {"sources", sources_}, {"host", host},
+              {"rules", rules_.rules().size()}, {"patterns", rules_.pattern_count()}, {"action", out_.action}};
     if (!manifest_time_.empty()) p.data["collected"] = manifest_time_;
     if (!out_.input_errors.empty()) {
       p.status = Status::kError;
@@ -245,11 +286,12 @@ class Diagnosis {
  private:
   const DiagInputs& in_;
   Report& report_;
+  DiagOutcome out_;  // before rules_: loading site rules records input errors
   const Playbook& pb_;
+  RuleSet rules_;
   RuleEngine engine_;
   double now_ = 0;
   std::string instance_, manifest_time_;
-  DiagOutcome out_;
   Json sources_ = Json::array();
   FindingSet findings_;
   HostObs host_;

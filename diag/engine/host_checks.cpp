@@ -112,6 +112,21 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
       add(out, "gpu.cuda_driver_insufficient", "minor_version", Severity::kUnknown,
           "CUDA runtime " + *h.cuda_runtime + ", driver supports CUDA " + *h.driver_cuda, facts);
   }
+  // ---- NVSwitch fabric: Fabric Manager running, at the driver's version ---------------------
+  const bool nvswitch = (h.nvswitches && *h.nvswitches > 0) || (ii && ii->nvswitch);
+  if (nvswitch && h.fm_load_state && *h.fm_load_state == "not-found")
+    add(out, "gpu.fabric_manager", "not_running", Severity::kUnknown,
+        "systemctl: nvidia-fabricmanager.service not found (not installed) on an NVSwitch node",
+        {{"detail", "nvidia-fabricmanager is not installed"}});
+  else if (nvswitch && h.fm_active_state && *h.fm_active_state != "active")
+    add(out, "gpu.fabric_manager", "not_running", Severity::kUnknown,
+        "systemctl: nvidia-fabricmanager ActiveState=" + *h.fm_active_state + (h.fm_result ? " Result=" + *h.fm_result : ""),
+        {{"detail", "service " + *h.fm_active_state + (h.fm_result && *h.fm_result != "success" ? ", " + *h.fm_result : "")}});
+  const std::optional<std::string>& drv = h.driver_version ? h.driver_version : h.smi_driver_version;
+  if (h.fm_version && drv && !same_version(*h.fm_version, *drv))
+    add(out, "gpu.fabric_manager", "version_mismatch", Severity::kUnknown,
+        "nv-fabricmanager " + *h.fm_version + ", driver " + *drv,
+        {{"fm_version", *h.fm_version}, {"driver_version", *drv}});
   // ---- EFA ------------------------------------------------------------------------------------
   if (ii && ii->efa && h.efa_devices && *h.efa_devices == 0)
     add(out, "efa.missing", "", Severity::kUnknown, instance_type + " has EFA; no EFA device or provider found",

@@ -19,6 +19,11 @@ void HostObs::merge(const HostObs& o) {
   take(gpus_on_pci, o.gpus_on_pci);
   take(gpus_visible, o.gpus_visible);
   take(efa_devices, o.efa_devices);
+  take(nvswitches, o.nvswitches);
+  take(fm_load_state, o.fm_load_state);
+  take(fm_active_state, o.fm_active_state);
+  take(fm_result, o.fm_result);
+  take(fm_version, o.fm_version);
   take(instance_type, o.instance_type);
   if (gpu_models.empty()) gpu_models = o.gpu_models;
   fi_providers.insert(o.fi_providers.begin(), o.fi_providers.end());

@@ -32,6 +32,9 @@ struct HostObs {
   std::optional<int> gpus_visible;             ///< GPUs nvidia-smi lists
   std::vector<std::string> gpu_models;
   std::optional<int> efa_devices;              ///< EFA devices (fi_info -p efa, /sys/class/infiniband)
+  std::optional<int> nvswitches;               ///< NVSwitch bridges on the PCI bus (vendor 10de, class 0680)
+  std::optional<std::string> fm_load_state, fm_active_state, fm_result;  ///< systemctl show nvidia-fabricmanager
+  std::optional<std::string> fm_version;       ///< nv-fabricmanager --version
   std::set<std::string> fi_providers;
   std::optional<std::string> instance_type;
 
@@ -50,8 +53,14 @@ struct SourceResult {
   long events = 0;         ///< matched finding lines kept
   long dropped_old = 0;    ///< events before --since
   long untimed = 0;        ///< events without a timestamp (kept)
+  long duplicates = 0;     ///< lines that were another line's event again (same report, another source)
+  long past_events = 0;    ///< events before the window judged now (boot, --since): kept as info
   FindingSet findings;
   std::map<std::string, Signal> signals;
+  /// Findings of rules that need context, per rule key, until resolve_source
+  /// knows whether the context is there.
+  std::map<std::string, FindingSet> pending;
+  std::set<std::string> fired;  ///< keys of every rule that matched a line
   HostObs host;
 };
 

@@ -181,7 +181,8 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
   std::set<std::string> seen;
   for (const auto& e : root.at("entries")) {
     const std::string where = "entry " + (e.is_object() ? e.value("id", std::string("?")) : "?");
-    only_keys(e, {"id", "title", "severity", "category", "message", "remedy", "refs", "causes", "replaced_by_check_fix"},
+    only_keys(e, {"id", "title", "severity", "category", "message", "remedy", "refs", "causes", "replaced_by_check_fix",
+                  "action", "consequence_of"},
               doc, where);
     PlaybookEntry pe;
     pe.id = need_string(e, "id", doc, where);
@@ -196,6 +197,11 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     pe.remedy = string_list(e, "remedy", doc, where, true, true);
     for (const auto& r : pe.remedy) check_template(r, doc, where + ".remedy");
     pe.refs = string_list(e, "refs", doc, where, true, false);
+    pe.action = need_string(e, "action", doc, where);
+    if (action_rank(pe.action) < 0) fail(doc, where + ": unknown action '" + pe.action + "'");
+    pe.consequence_of = string_list(e, "consequence_of", doc, where, false, false);
+    for (const auto& c : pe.consequence_of)
+      if (c.back() != '.' && !find_finding_kind(c)) fail(doc, where + ".consequence_of: unknown finding id '" + c + "'");
     if (e.contains("replaced_by_check_fix")) {
       const json& v = e.at("replaced_by_check_fix");
       if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > static_cast<int>(pe.remedy.size()))
@@ -210,7 +216,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
               return std::islower(static_cast<unsigned char>(ch)) || ch == '_';
             }))
           fail(doc, cw + ": cause keys are lower_snake");
-        only_keys(c.value(), {"message", "severity", "remedy", "refs", "remedy_only"}, doc, cw);
+        only_keys(c.value(), {"message", "severity", "remedy", "refs", "remedy_only", "action", "consequence_of"}, doc, cw);
         PlaybookCause pc;
         pc.message = need_string(c.value(), "message", doc, cw);
         check_template(pc.message, doc, cw + ".message");
@@ -218,6 +224,11 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
         pc.remedy = string_list(c.value(), "remedy", doc, cw, false, false);
         for (const auto& r : pc.remedy) check_template(r, doc, cw + ".remedy");
         pc.refs = string_list(c.value(), "refs", doc, cw, false, false);
+        pc.action = need_string(c.value(), "action", doc, cw, false);
+        if (!pc.action.empty() && action_rank(pc.action) < 0) fail(doc, cw + ": unknown action '" + pc.action + "'");
+        pc.consequence_of = string_list(c.value(), "consequence_of", doc, cw, false, false);
+        for (const auto& q : pc.consequence_of)
+          if (q.back() != '.' && !find_finding_kind(q)) fail(doc, cw + ".consequence_of: unknown finding id '" + q + "'");
         if (c.value().contains("remedy_only")) {
           if (!c.value().at("remedy_only").is_boolean()) fail(doc, cw + ".remedy_only must be true or false");
           pc.remedy_only = c.value().at("remedy_only").get<bool>();
@@ -237,12 +248,14 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
   only_keys(xr, {"schema", "description", "unknown", "codes"}, xdoc, "the document");
   if (xr.value("schema", "") != "nodeprobe.xid/1") fail(xdoc, "schema must be nodeprobe.xid/1");
   auto read_xid = [&](const json& x, const std::string& where) {
-    only_keys(x, {"name", "meaning", "action", "severity"}, xdoc, where);
+    only_keys(x, {"name", "meaning", "action", "severity", "node_action"}, xdoc, where);
     XidInfo xi;
     xi.name = need_string(x, "name", xdoc, where);
     xi.meaning = need_string(x, "meaning", xdoc, where);
     xi.action = need_string(x, "action", xdoc, where);
     xi.severity = need_severity(x, xdoc, where, true);
+    xi.node_action = need_string(x, "node_action", xdoc, where);
+    if (action_rank(xi.node_action) < 0) fail(xdoc, where + ": unknown node_action '" + xi.node_action + "'");
     return xi;
   };
   if (!xr.contains("unknown")) fail(xdoc, "lacks 'unknown'");
@@ -266,7 +279,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
   if (!ir.contains("types") || !ir.at("types").is_object()) fail(idoc, "'types' must be an object");
   for (const auto& t : ir.at("types").items()) {
     const std::string where = "type " + t.key();
-    only_keys(t.value(), {"gpus", "gpu_model", "efa"}, idoc, where);
+    only_keys(t.value(), {"gpus", "gpu_model", "efa", "nvswitch"}, idoc, where);
     InstanceInfo ii;
     if (!t.value().contains("gpus") || !t.value().at("gpus").is_number_integer() || t.value().at("gpus").get<int>() <= 0)
       fail(idoc, where + ".gpus must be a positive integer");
@@ -274,6 +287,10 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     ii.gpu_model = need_string(t.value(), "gpu_model", idoc, where);
     if (!t.value().contains("efa") || !t.value().at("efa").is_boolean()) fail(idoc, where + ".efa must be true or false");
     ii.efa = t.value().at("efa").get<bool>();
+    if (t.value().contains("nvswitch")) {
+      if (!t.value().at("nvswitch").is_boolean()) fail(idoc, where + ".nvswitch must be true or false");
+      ii.nvswitch = t.value().at("nvswitch").get<bool>();
+    }
     pb.instances_.emplace(t.key(), ii);
   }
   return pb;
@@ -341,6 +358,10 @@ void Playbook::render(Finding& f, const std::string& cause_key, Severity overrid
   f.refs = std::move(refs);
   f.facts["category"] = e->category;
   if (!cause_key.empty()) f.facts["cause"] = cause_key;
+  f.action = c && !c->action.empty() ? c->action : e->action;
+  if (f.facts.contains("xid_node_action") && f.facts.at("xid_node_action").is_string())
+    f.action = f.facts.at("xid_node_action").get<std::string>();
+  if (f.severity == Severity::kInfo) f.action = "none";
 }
 
 const char* embedded_playbook_json() { return kNodeprobePlaybookJson; }

@@ -27,6 +27,8 @@ struct PlaybookCause {
   std::vector<std::string> remedy;         ///< steps before the entry's
   std::vector<std::string> refs;
   bool remedy_only = false;                ///< these steps replace the entry's
+  std::string action;                      ///< "" = the entry's
+  std::vector<std::string> consequence_of; ///< empty = the entry's
 };
 
 struct PlaybookEntry {
@@ -37,12 +39,18 @@ struct PlaybookEntry {
   /// Leading remedy steps a probe check's exact fix replaces (the generic
   /// "set it to N" step when the check already printed the exact line).
   int replaced_by_check_fix = 0;
+  /// What the node needs when this is found (node_actions()).
+  std::string action;
+  /// Finding ids (or "prefix." families) this one usually follows from: with
+  /// one of them in the same diagnosis it is folded under it as info.
+  std::vector<std::string> consequence_of;
 };
 
 struct XidInfo {
   int code = 0;
   std::string name, meaning, action;
   Severity severity = Severity::kWarn;
+  std::string node_action;  ///< action class (node_actions()) after NVIDIA's catalogue
   bool known = false;
 };
 
@@ -50,6 +58,7 @@ struct InstanceInfo {
   int gpus = 0;
   std::string gpu_model;
   bool efa = false;
+  bool nvswitch = false;  ///< NVSwitch fabric: Fabric Manager must run
 };
 
 class Playbook {
@@ -69,8 +78,8 @@ class Playbook {
   /// Expectations for an instance type ("p4d.24xlarge"), or nullptr.
   const InstanceInfo* instance(std::string_view type) const;
 
-  /// Fills title, severity, remedy and refs of `f` from its id, `cause` and
-  /// `f.facts`. Severity: `override` when known, else the cause's, else the
+  /// Fills title, severity, remedy, refs and action of `f` from its id,
+  /// `cause` and `f.facts` (gpu.xid: the Xid's own action class). Severity: `override` when known, else the cause's, else the
   /// entry's. Steps already in f.remedy (exact fixes from checks) stay first
   /// and replace the entry's first `replaced_by_check_fix` steps.
   void render(Finding& f, const std::string& cause, Severity override = Severity::kUnknown) const;

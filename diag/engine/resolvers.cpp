@@ -1,4 +1,6 @@
 // Context rules: what a line means depends on the lines around it.
+#include <algorithm>
+
 #include "rule_engine.h"
 
 namespace nodeprobe::diag {
@@ -14,27 +16,65 @@ void add_from_signal(SourceResult& r, const std::string& id, const std::string& 
 
 }  // namespace
 
-void resolve_source(SourceResult& r, const AnalysisOptions& opt) {
+void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& rules) {
+  if (opt.efa_expected) r.fired.insert("nccl.efa_intent");  // the instance type says EFA
+  // Rules that need context: raised when it is there, else their fallback.
+  for (auto& [key, set] : r.pending) {
+    const Rule* rule = rules.find(key);
+    if (!rule) continue;
+    const bool ok = std::any_of(rule->needs.begin(), rule->needs.end(),
+                                [&](const std::string& k) { return r.fired.count(k) > 0; });
+    for (const auto& kv : set.all()) {
+      Accum a = kv.second;
+      if (!ok) {
+        if (rule->otherwise_cause.empty() || a.key.id != rule->finding) continue;
+        a.key.cause = rule->otherwise_cause;
+        a.severity = rule->otherwise_severity;
+      }
+      r.findings.merge(a);
+    }
+  }
+  r.pending.clear();
+
+  // SELinux records without permissive=: the mode the same log shows decides.
+  if (r.findings.has("selinux.avc", ""))
+    r.findings.rekey("selinux.avc", "", "selinux.avc",
+                     has_signal(r, "selinux.mode_permissive") ? "permissive" : "enforcing");
+
+  // A SIGKILL'ed rank is the OOM killer's work; the kernel's own line says more.
+  if (r.findings.has("host.oom", "killed_signal") &&
+      (r.findings.has("host.oom", "") || r.findings.has("host.oom", "cgroup") || r.findings.has("host.oom", "slurm")))
+    r.findings.erase_cause("host.oom", "killed_signal");
+
   // NCCL transport: "NET/IB : No device found" followed by sockets is normal
-  // on a TCP-only node and a failure where EFA/IB was expected.
-  const bool sockets = has_signal(r, "nccl.socket_used");
+  // on a TCP-only node and a failure where EFA/IB was expected. Sockets the
+  // user chose (NCCL_NET=Socket) are no fallback at all.
+  const bool sockets = has_signal(r, "nccl.socket_used") && !has_signal(r, "nccl.socket_chosen");
   const bool ofi_ok = has_signal(r, "nccl.ofi_ok");
   const bool ofi_failed = has_signal(r, "nccl.ofi_failed");
   const bool expected = opt.efa_expected || has_signal(r, "nccl.efa_intent");
-  if (sockets && !ofi_ok) {
-    if (expected) {
-      add_from_signal(r, "efa.fallback_tcp", "", Severity::kUnknown, "nccl.socket_used");
-      if (ofi_failed) add_from_signal(r, "efa.fallback_tcp", "", Severity::kUnknown, "nccl.ofi_failed");
-    } else if (has_signal(r, "nccl.ib_none") || ofi_failed) {
-      add_from_signal(r, "efa.fallback_tcp", "tcp_only", Severity::kUnknown, "nccl.socket_used");
-    }
-  } else if (ofi_failed && expected &&
-             (!ofi_ok || r.signals.at("nccl.ofi_failed").last_line > r.signals.at("nccl.ofi_ok").first.line)) {
-    // No provider, or the provider was selected and then failed to come up.
+  // EFA wanted and the plugin found no provider, or found one that then
+  // failed to come up: EFA is missing, whatever NCCL fell back to.
+  if (ofi_failed && expected &&
+      (!ofi_ok || r.signals.at("nccl.ofi_failed").last_line > r.signals.at("nccl.ofi_ok").first.line))
     add_from_signal(r, "efa.missing", "ofi_failed", Severity::kUnknown, "nccl.ofi_failed");
+  // Without a sign that EFA was wanted the same lines are what aws-ofi-nccl
+  // prints on every instance type without EFA: named, as info, so the log
+  // reads as "no EFA here" and not as a failure; sockets are its consequence.
+  else if (ofi_failed && !expected && !ofi_ok)
+    add_from_signal(r, "efa.missing", "no_provider", Severity::kUnknown, "nccl.ofi_failed");
+  if (sockets && !ofi_ok) {
+    if (expected)
+      add_from_signal(r, "efa.fallback_tcp", "", Severity::kUnknown, "nccl.socket_used");
+    else if (has_signal(r, "nccl.ib_none") && !ofi_failed)
+      add_from_signal(r, "efa.fallback_tcp", "tcp_only", Severity::kUnknown, "nccl.socket_used");
   }
   if (has_signal(r, "efa.absent") && opt.efa_expected)
     add_from_signal(r, "efa.missing", "", Severity::kUnknown, "efa.absent");
+  // aws-ofi-nccl picked a TCP provider where EFA was expected.
+  if (has_signal(r, "nccl.ofi_tcp") && expected && !has_signal(r, "nccl.ofi_ok"))
+    add_from_signal(r, "efa.fallback_tcp", "ofi_tcp", Severity::kUnknown, "nccl.ofi_tcp",
+                    r.signals.at("nccl.ofi_tcp").facts);
 
   // A "Too many open files" root cause behind a shared-memory error.
   if (r.findings.has("limits.nofile") && (r.findings.has("nccl.shm") || r.findings.has("limits.shm"))) {
@@ -42,12 +82,6 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt) {
     r.findings.rekey("limits.shm", "dataloader", "limits.nofile", "shm_from_nofile");
     r.findings.rekey("limits.nofile", "", "limits.nofile", "shm_from_nofile");
   }
-
-  // DKMS says "Bad return status" without the module's name; other lines name nvidia.
-  if (has_signal(r, "dkms.bad_status") && has_signal(r, "dkms.nvidia_context") &&
-      !r.findings.has("gpu.driver_kernel_mismatch", "dkms_build_failed"))
-    add_from_signal(r, "gpu.driver_kernel_mismatch", "dkms_build_failed", Severity::kUnknown, "dkms.bad_status",
-                    r.signals.at("dkms.bad_status").facts);
 
   // "No NVIDIA GPU probed" next to "probe routine was not called": nouveau holds the GPUs.
   if (r.findings.has("gpu.not_found", "nouveau_conflict"))

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "log_rules.h"
+#include "normalise.h"
 #include "text_util.h"
 
 #if NODEPROBE_HAVE_RE2
@@ -15,8 +15,9 @@ namespace nodeprobe::diag {
 #if NODEPROBE_HAVE_RE2
 namespace {
 
-// Length of evidence text kept per line.
-constexpr std::size_t kEvidenceBytes = 400;
+// Length of evidence text kept per line: whole messages (an Xid line with
+// its description, an AVC record) fit.
+constexpr std::size_t kEvidenceBytes = 600;
 
 std::string_view next_lines(std::string_view block, std::size_t from, int n) {
   std::size_t end = from;
@@ -27,6 +28,48 @@ std::string_view next_lines(std::string_view block, std::size_t from, int n) {
   return block.substr(from, end - from);
 }
 
+// dmesg's "[ 1234.567890]" seconds since boot (after an optional "<6>").
+std::optional<double> dmesg_seconds(std::string_view s) {
+  std::size_t p = 0;
+  if (p < s.size() && s[p] == '<') {
+    const std::size_t e = s.find('>');
+    if (e == std::string_view::npos || e > 5) return std::nullopt;
+    p = e + 1;
+  }
+  if (p >= s.size() || s[p] != '[') return std::nullopt;
+  ++p;
+  while (p < s.size() && s[p] == ' ') ++p;
+  double v = 0, scale = 0;
+  bool any = false;
+  for (; p < s.size() && s[p] != ']'; ++p) {
+    const char c = s[p];
+    if (c >= '0' && c <= '9') {
+      any = true;
+      if (scale == 0) v = v * 10 + (c - '0');
+      else v += (c - '0') * scale, scale /= 10;
+    } else if (c == '.' && scale == 0) {
+      scale = 0.1;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!any || p >= s.size()) return std::nullopt;
+  return v;
+}
+
+bool nvlink_xid(int code) { return code == 74 || (code >= 144 && code <= 150) || code == 155; }
+
+// The ECC cause an Xid stands for ("" when it is not a memory Xid).
+const char* ecc_cause(int code) {
+  switch (code) {
+    case 48: case 94: case 95: case 140: return "uncorrectable";
+    case 63: return "remap_pending";
+    case 64: return "remap_failed";
+    case 92: return "";
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 struct RuleEngine::Compiled {
@@ -34,43 +77,85 @@ struct RuleEngine::Compiled {
     std::unique_ptr<RE2> re;
     std::vector<std::pair<std::string, int>> groups;  // name -> capture index
   };
-  std::vector<std::vector<Extractor>> extract;  // per rule
-  std::vector<std::vector<std::size_t>> suppressors;  // per rule: rule indices
+  std::vector<std::vector<Extractor>> extract;           // per rule
+  std::vector<std::vector<std::unique_ptr<RE2>>> unless;  // per rule: look-alike guards
+  std::vector<std::vector<std::size_t>> suppressors;      // per rule: rule indices
 };
 
-RuleEngine::RuleEngine(const Playbook& pb) : pb_(pb), compiled_(std::make_unique<Compiled>()) {
-  const auto& rules = log_rules();
+// Where a logical line sits: its source line, the physical line it came from
+// (time, follow lines) and what the unwrapping found.
+struct RuleEngine::LineCtx {
+  std::string_view block;
+  std::size_t after = 0;            // offset just past the physical line in the block
+  std::string_view physical;        // the physical line (time stamps, dmesg seconds)
+  long line_no = 0;
+  std::optional<double> record_time;  // a JSON record's own timestamp
+  std::string rest;                 // logical lines after this one in the same physical line
+};
+
+RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
+    : pb_(pb), rules_(rules), compiled_(std::make_unique<Compiled>()) {
+  const auto& rs = rules_.rules();
   std::vector<std::string> patterns;
-  for (std::size_t i = 0; i < rules.size(); ++i)
-    for (const auto& p : rules[i].patterns) {
-      patterns.push_back(p);
+  for (std::size_t i = 0; i < rs.size(); ++i)
+    for (const auto& p : rs[i].patterns) {
+      patterns.push_back(p.re);
       pattern_rule_.push_back(i);
     }
   scanner_ = std::make_unique<MultiPatternScanner>(patterns);
   RE2::Options o;
   o.set_log_errors(false);
-  compiled_->extract.resize(rules.size());
-  compiled_->suppressors.resize(rules.size());
-  for (std::size_t i = 0; i < rules.size(); ++i) {
-    for (const auto& x : rules[i].extract) {
+  compiled_->extract.resize(rs.size());
+  compiled_->unless.resize(rs.size());
+  compiled_->suppressors.resize(rs.size());
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    for (const auto& x : rs[i].extract) {
       Compiled::Extractor ex;
       ex.re = std::make_unique<RE2>(x, o);
-      if (!ex.re->ok()) throw std::invalid_argument("rule " + rules[i].key + ": extract '" + x + "': " + ex.re->error());
+      if (!ex.re->ok()) throw std::invalid_argument("rule " + rs[i].key + ": extract '" + x + "': " + ex.re->error());
       for (const auto& [name, idx] : ex.re->NamedCapturingGroups()) ex.groups.emplace_back(name, idx);
       compiled_->extract[i].push_back(std::move(ex));
     }
-    for (const auto& s : rules[i].suppressed_by) {
-      auto it = std::find_if(rules.begin(), rules.end(), [&](const LogRule& r) { return r.key == s; });
-      if (it == rules.end()) throw std::invalid_argument("rule " + rules[i].key + ": unknown suppressor " + s);
-      compiled_->suppressors[i].push_back(static_cast<std::size_t>(it - rules.begin()));
+    for (const auto& u : rs[i].unless) {
+      auto re = std::make_unique<RE2>(u, o);
+      if (!re->ok()) throw std::invalid_argument("rule " + rs[i].key + ": unless '" + u + "': " + re->error());
+      compiled_->unless[i].push_back(std::move(re));
+    }
+    for (const auto& s : rs[i].suppressed_by) {
+      auto it = std::find_if(rs.begin(), rs.end(), [&](const Rule& r) { return r.key == s; });
+      if (it == rs.end()) throw std::invalid_argument("rule " + rs[i].key + ": unknown suppressor " + s);
+      compiled_->suppressors[i].push_back(static_cast<std::size_t>(it - rs.begin()));
     }
   }
 }
 
-void RuleEngine::on_match(std::string_view block, std::size_t offset, std::string_view line, long line_no,
-                          const std::vector<int>& pattern_ids, const AnalysisOptions& opt,
-                          SourceResult& r) {
-  const auto& rules = log_rules();
+void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::string_view line, long line_no,
+                             const std::vector<int>* ids, const AnalysisOptions& opt, SourceResult& r,
+                             std::vector<std::pair<long, std::size_t>>* matched) {
+  LineCtx c;
+  c.block = block;
+  c.after = offset + line.size() + 1;
+  c.physical = line;
+  c.line_no = line_no;
+  if (!needs_unwrap(line)) {
+    if (ids) on_logical(c, line, *ids, opt, r, matched);
+    return;
+  }
+  // Escaped or wrapped content: match each logical line on its own.
+  const std::vector<std::string> pieces = unwrap(line, &c.record_time);
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const std::vector<int> piece_ids = scanner_->match_line(pieces[i]);
+    if (piece_ids.empty()) continue;
+    c.rest.clear();
+    for (std::size_t k = i + 1; k < pieces.size() && k < i + 9; ++k) c.rest += pieces[k] + "\n";
+    on_logical(c, pieces[i], piece_ids, opt, r, matched);
+  }
+}
+
+void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::vector<int>& pattern_ids,
+                            const AnalysisOptions& opt, SourceResult& r,
+                            std::vector<std::pair<long, std::size_t>>* matched_out) {
+  const auto& rules = rules_.rules();
   // Rules that matched this line, each once.
   std::vector<std::size_t> matched;
   for (int id : pattern_ids) {
@@ -79,21 +164,23 @@ void RuleEngine::on_match(std::string_view block, std::size_t offset, std::strin
   }
   std::optional<double> time;
   bool time_parsed = false;
+  const re2::StringPiece line_sp(line.data(), line.size());
   for (std::size_t ri : matched) {
-    const LogRule& rule = rules[ri];
+    const Rule& rule = rules[ri];
     bool suppressed = false;
     for (std::size_t s : compiled_->suppressors[ri])
       if (std::find(matched.begin(), matched.end(), s) != matched.end()) suppressed = true;
+    for (const auto& u : compiled_->unless[ri])
+      if (RE2::PartialMatch(line_sp, *u)) suppressed = true;
     if (suppressed) continue;
+    if (matched_out) matched_out->emplace_back(c.line_no, ri);
     // Facts from the line (and the lines after it for multi-line messages).
     std::string text(line);
     if (rule.follow_lines > 0) {
-      const std::size_t after = offset + line.size() + 1;
-      if (after < block.size()) {
-        std::string more(next_lines(block, after, rule.follow_lines));
-        std::replace(more.begin(), more.end(), '\n', ' ');
-        text += " " + more;
-      }
+      std::string more = c.rest;
+      if (c.after < c.block.size()) more += std::string(next_lines(c.block, c.after, rule.follow_lines));
+      std::replace(more.begin(), more.end(), '\n', ' ');
+      text += " " + more;
     }
     Json facts = Json::object();
     for (const auto& ex : compiled_->extract[ri]) {
@@ -108,54 +195,88 @@ void RuleEngine::on_match(std::string_view block, std::size_t offset, std::strin
       }
     }
     Severity severity = rule.severity;
+    std::string cause = rule.cause;
     std::string fold;
-    // Rule-specific judgement: what the facts mean.
-    if (rule.key == "nvrm.xid" || rule.key == "nvrm.fallen_off_bus") {
-      int code = 79;
-      if (rule.key == "nvrm.xid") {
-        const std::string c = facts.value("code", std::string());
-        if (c.empty() || c.size() > 4) continue;
-        code = std::stoi(c);
+    int xid_code = -1;
+    // Named judgements: what the facts mean.
+    if (rule.judge == "xid") {
+      int code = 79;  // "fallen off the bus" without an Xid number
+      const std::string cs = facts.value("code", std::string());
+      const bool names_code = std::any_of(rule.extract.begin(), rule.extract.end(),
+                                          [](const std::string& x) { return x.find("?P<code>") != std::string::npos; });
+      if (cs.empty() && names_code) continue;  // an Xid line whose number could not be read
+      if (!cs.empty()) {
+        if (cs.size() > 4 || cs.find_first_not_of("0123456789") != std::string::npos) continue;
+        code = std::stoi(cs);
+      }
+      // Xid 45 is the driver cleaning up after an earlier Xid it names:
+      // that one is the event ("Ch 00000001 caused by previous Xid 149").
+      const std::string prev = facts.value("prev_code", std::string());
+      if (code == 45 && !prev.empty() && prev.size() <= 4 && prev.find_first_not_of("0123456789") == std::string::npos) {
+        code = std::stoi(prev);
+        facts["reported_as"] = "Xid 45 (cleanup after Xid " + prev + ")";
       }
       const XidInfo x = pb_.xid(code);
       facts["code"] = std::to_string(code);
       facts["xid_name"] = x.name;
       facts["xid_meaning"] = x.meaning;
       facts["xid_action"] = x.action;
+      facts["xid_node_action"] = x.node_action;
       severity = x.severity;
-      // NVLink Xids 144-150 say in their text whether this instance is fatal.
-      if (code >= 144 && code <= 150 && line.find(" Fatal ") != std::string_view::npos) severity = Severity::kError;
+      // NVLink Xids say in their text whether this instance is fatal.
+      if (nvlink_xid(code) && code != 74 && line.find("Fatal") != std::string_view::npos &&
+          line.find("Non-fatal") == std::string_view::npos && line.find("Nonfatal") == std::string_view::npos)
+        severity = Severity::kError;
+      // Xid 154 names the recovery the driver wants.
+      if (code == 154) {
+        if (line.find("Reboot") != std::string_view::npos || line.find("reboot") != std::string_view::npos)
+          facts["xid_node_action"] = "reboot";
+        else if (line.find("Reset") != std::string_view::npos || line.find("Drain") != std::string_view::npos)
+          facts["xid_node_action"] = "reset-gpu";
+      }
       fold = std::to_string(code);
-    } else if (rule.key == "selinux.avc") {
+      xid_code = code;
+    } else if (rule.judge == "selinux") {
       const std::string p = facts.value("permissive", std::string());
-      severity = p == "0" ? Severity::kError : Severity::kWarn;  // permissive=1: logged, not blocking
+      // Without permissive=, resolve_source decides from the mode the log shows.
+      if (p == "1") cause = "permissive";
+      else if (p == "0") cause = "enforcing";
       std::string d = facts.value("comm", std::string("?")) + " {" + facts.value("perms", std::string("?")) +
                       "} " + facts.value("tclass", std::string("?"));
       if (facts.contains("target")) d += " " + facts.value("target", std::string());
       d += " (" + facts.value("scontext", std::string("?")) + " -> " + facts.value("tcontext", std::string("?")) + ")";
       if (p == "1") d += " permissive";
       facts["denial"] = d;
-    } else if (rule.key == "cuda.insufficient") {
+    } else if (rule.judge == "cuda_version") {
       // cudaDriverGetVersion's number (10010) reads as a CUDA version (10.1).
-      const std::string v = facts.value("driver_cuda", std::string());
-      if (v.size() >= 4 && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos) {
-        const long n = std::stol(v);
-        facts["driver_cuda"] = std::to_string(n / 1000) + "." + std::to_string((n % 1000) / 10);
+      for (const char* k : {"driver_cuda", "runtime_cuda"}) {
+        const std::string v = facts.value(k, std::string());
+        if (v.size() >= 4 && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos) {
+          const long n = std::stol(v);
+          facts[k] = std::to_string(n / 1000) + "." + std::to_string((n % 1000) / 10);
+        }
       }
-    } else if (rule.key == "cpupower.governor") {
+    } else if (rule.judge == "governor") {
       if (facts.value("governor", std::string()) == "performance") continue;
+    } else if (rule.judge == "aer") {
+      const std::string sev = facts.value("aer_severity", std::string());
+      const bool uncorrected = sev.find("ncorrect") != std::string::npos || sev.find("atal") != std::string::npos ||
+                               line.find("Uncorrect") != std::string_view::npos;
+      cause = uncorrected ? "aer_uncorrected" : "aer_corrected";
     }
+    r.fired.insert(rule.key);
     if (rule.finding.empty()) {  // a signal
       Signal& s = r.signals[rule.key];
-      s.last_line = line_no;
+      s.last_line = c.line_no;
       if (s.count++ == 0) {
-        s.first = {r.name, line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
+        s.first = {r.name, c.line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
         s.facts = facts;
       }
       continue;
     }
     if (!time_parsed) {
-      time = parse_line_time(line, opt.time);
+      time = c.record_time ? c.record_time : parse_line_time(c.physical, opt.time);
+      if (!time && line.data() != c.physical.data()) time = parse_line_time(line, opt.time);
       time_parsed = true;
     }
     if (opt.since && time && *time < *opt.since) {
@@ -164,8 +285,39 @@ void RuleEngine::on_match(std::string_view block, std::size_t offset, std::strin
     }
     if (!time) ++r.untimed;
     ++r.events;
-    r.findings.add({rule.finding, rule.cause, fold}, severity,
-                   {r.name, line_no, clean_text(redact_secrets(line), kEvidenceBytes)}, time, facts);
+    // What makes this line one event: the rule's event facts, else the message.
+    EventRef ev;
+    ev.window_s = rule.event_window_s;
+    if (!time) ev.mono = dmesg_seconds(c.physical);
+    if (!rule.event.empty()) {
+      for (const auto& k : rule.event)
+        if (facts.contains(k)) ev.key += k + "=" + facts.value(k, std::string()) + ";";
+      ev.keyed = !ev.key.empty();
+      ev.attach = ev.key.empty();
+    } else {
+      ev.key = "body:" + std::string(message_body(line).substr(0, 240));
+    }
+    FindingKey key{rule.finding, cause, fold};
+    if (opt.current_from && time && *time < *opt.current_from) {
+      key.past = true;
+      facts["window"] = opt.window.empty() ? std::string("before the window judged") : opt.window;
+      ++r.past_events;
+    }
+    const Evidence evidence{r.name, c.line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
+    FindingSet& into = rule.needs.empty() ? r.findings : r.pending[rule.key];
+    const long before = into.all().count(key) ? into.all().at(key).count : 0;
+    into.add(key, severity, evidence, time, facts, &ev);
+    if (into.all().at(key).count == before) ++r.duplicates;
+    // An Xid that is a memory or NVLink fault is also that finding.
+    if (xid_code >= 0) {
+      if (const char* ec = ecc_cause(xid_code))
+        into.add({"gpu.ecc", ec, "", key.past}, Severity::kUnknown, evidence, time, facts, &ev);
+      if (nvlink_xid(xid_code))
+        into.add({"gpu.nvlink", "nvlink_errors", "", key.past}, severity, evidence, time,
+                 Json{{"detail", "Xid " + std::to_string(xid_code) + " (" + facts.value("xid_name", std::string()) + ")"},
+                      {"pci", facts.value("pci", std::string())}},
+                 &ev);
+    }
   }
 }
 
@@ -175,15 +327,57 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   std::string doc;
   std::string_view block;
   long line_base = 1;  // line number of the block's first line
+  std::vector<std::pair<long, std::size_t>> matched;  // (line, rule) in this block
+  bool scan = true;
   while (reader.next(&block)) {
     if (doc.size() < kDocBytes) doc.append(block.substr(0, std::min(block.size(), kDocBytes - doc.size())));
+    // A nodeprobe report or facts document is structured evidence (its
+    // checks, findings and fields, parse_sections): its reasons and error
+    // texts are not log lines to match.
+    if (line_base == 1 && (detect_kind(reader.head()) == "report" || detect_kind(reader.head()) == "nodeprobe-json"))
+      scan = false;
+    if (!scan) {
+      line_base += static_cast<long>(count_newlines(block));
+      continue;
+    }
     std::size_t counted_to = 0;
     long line_no = line_base;
-    scanner_->scan(block, [&](std::size_t offset, std::string_view line, const std::vector<int>& ids) {
+    matched.clear();
+    auto at = [&](std::size_t offset) {
       line_no += static_cast<long>(count_newlines(block.substr(counted_to, offset - counted_to)));
       counted_to = offset;
-      on_match(block, offset, line, line_no, ids, opt, r);
-    });
+      return line_no;
+    };
+    scanner_->scan(
+        block,
+        [&](std::size_t offset, std::string_view line, const std::vector<int>& ids) {
+          on_physical(block, offset, line, at(offset), &ids, opt, r, &matched);
+        },
+        [&](std::size_t offset, std::string_view line) {
+          if (needs_unwrap(line)) on_physical(block, offset, line, at(offset), nullptr, opt, r, &matched);
+        });
+    // Lines a terminal hard-wrapped: match them joined, for the rules no
+    // piece matched on its own.
+    for (const WrapRun& run : wrap_runs(block)) {
+      const std::vector<int> ids = scanner_->match_line(run.text);
+      if (ids.empty()) continue;
+      const long first = line_base + run.first_line;
+      std::vector<int> fresh;
+      for (int id : ids) {
+        const std::size_t ri = pattern_rule_[static_cast<std::size_t>(id)];
+        const bool seen = std::any_of(matched.begin(), matched.end(), [&](const auto& m) {
+          return m.second == ri && m.first >= first && m.first < first + run.lines;
+        });
+        if (!seen) fresh.push_back(id);
+      }
+      if (fresh.empty()) continue;
+      LineCtx c;
+      c.block = block;
+      c.after = block.size();
+      c.physical = block.substr(run.first_offset, std::min<std::size_t>(run.text.size(), block.size() - run.first_offset));
+      c.line_no = first;
+      on_logical(c, run.text, fresh, opt, r, nullptr);
+    }
     line_no += static_cast<long>(count_newlines(block.substr(counted_to)));
     if (!block.empty() && block.back() != '\n') ++line_no;  // a cut or final line without newline
     line_base = line_no;
@@ -195,7 +389,7 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   r.error = reader.error();
   r.kind = detect_kind(reader.head());
   parse_sections(doc, name, pb_, r);
-  resolve_source(r, opt);
+  resolve_source(r, opt, rules_);
   return r;
 }
 
@@ -203,10 +397,7 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
 
 struct RuleEngine::Compiled {};
 
-RuleEngine::RuleEngine(const Playbook& pb) : pb_(pb) {}
-
-void RuleEngine::on_match(std::string_view, std::size_t, std::string_view, long, const std::vector<int>&,
-                          const AnalysisOptions&, SourceResult&) {}
+RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules) : pb_(pb), rules_(rules) {}
 
 SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& name, const AnalysisOptions& opt) {
   SourceResult r;
@@ -223,7 +414,7 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   r.error = reader.error();
   r.kind = detect_kind(reader.head());
   parse_sections(doc, name, pb_, r);
-  resolve_source(r, opt);
+  resolve_source(r, opt, rules_);
   return r;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-/// Runs the line rules (log_rules.h) over a stream: the multi-pattern
-/// scanner finds matching lines, facts are extracted from them, and events
-/// fold into findings and signals. The start of each source (kDocBytes) is
+/// Runs the line rules (rules.h) over a stream: the multi-pattern scanner
+/// finds matching lines, lines that need it are normalised (normalise.h) and
+/// matched again, facts are extracted, and events fold into findings and
+/// signals (one occurrence per event, not per line). The start of each source (kDocBytes) is
 /// also kept for the structured parsers (nvidia-smi tables, sysctl output,
 /// reports...), and the per-source context rules run at the end.
 
@@ -13,6 +14,7 @@
 #include "line_reader.h"
 #include "observations.h"
 #include "playbook.h"
+#include "rules.h"
 #include "scanner.h"
 #include "text_util.h"
 
@@ -20,8 +22,13 @@ namespace nodeprobe::diag {
 
 struct AnalysisOptions {
   std::optional<double> since;  ///< epoch seconds; earlier events are dropped
+  /// Epoch seconds: earlier events are kept as info with their age ("past"),
+  /// not judged against the node as it is now (accept: the boot or --since).
+  std::optional<double> current_from;
+  std::string window;           ///< how current_from was chosen ("before the current boot")
   TimeContext time;             ///< "now" and the zone of year/zone-less timestamps
   bool efa_expected = false;    ///< the node should have EFA (instance type, --expect)
+  bool nvswitch_expected = false;  ///< the node has NVSwitches (Fabric Manager needed)
 };
 
 class RuleEngine {
@@ -30,7 +37,7 @@ class RuleEngine {
 
   /// Compiles the rules. Without RE2 the engine still parses structured
   /// sections but scans no lines (available() is false).
-  explicit RuleEngine(const Playbook& pb);
+  explicit RuleEngine(const Playbook& pb, const RuleSet& rules = default_rules());
   ~RuleEngine();
   RuleEngine(const RuleEngine&) = delete;
   RuleEngine& operator=(const RuleEngine&) = delete;
@@ -40,13 +47,19 @@ class RuleEngine {
   bool available() const { return scanner_ != nullptr; }
   const MultiPatternScanner* scanner() const { return scanner_.get(); }
   const Playbook& playbook() const { return pb_; }
+  const RuleSet& rules() const { return rules_; }
 
  private:
   struct Compiled;
-  void on_match(std::string_view block, std::size_t offset, std::string_view line, long line_no,
-                const std::vector<int>& pattern_ids, const AnalysisOptions& opt, SourceResult& r);
+  struct LineCtx;
+  void on_physical(std::string_view block, std::size_t offset, std::string_view line, long line_no,
+                   const std::vector<int>* ids, const AnalysisOptions& opt, SourceResult& r,
+                   std::vector<std::pair<long, std::size_t>>* matched);
+  void on_logical(const LineCtx& c, std::string_view text, const std::vector<int>& ids,
+                  const AnalysisOptions& opt, SourceResult& r, std::vector<std::pair<long, std::size_t>>* matched);
 
   const Playbook& pb_;
+  RuleSet rules_;
   std::unique_ptr<MultiPatternScanner> scanner_;
   std::unique_ptr<Compiled> compiled_;
   std::vector<std::size_t> pattern_rule_;  // pattern index -> rule index
@@ -61,7 +74,8 @@ std::string detect_kind(std::string_view head);
 void parse_sections(std::string_view doc, const std::string& source, const Playbook& pb,
                     SourceResult& r);
 
-/// Context rules inside one source (look-alikes, fallbacks, root causes).
-void resolve_source(SourceResult& r, const AnalysisOptions& opt);
+/// Context rules inside one source (look-alikes, fallbacks, root causes,
+/// rules that need context).
+void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& rules);
 
 }  // namespace nodeprobe::diag

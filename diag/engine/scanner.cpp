@@ -227,7 +227,7 @@ std::string MultiPatternScanner::engine() {
 }
 
 void MultiPatternScanner::check_line(std::string_view block, std::size_t begin, std::size_t end,
-                                     const OnMatch& on_match) {
+                                     const OnMatch& on_match, const OnCandidate& on_candidate) {
   const std::string_view line = block.substr(begin, end - begin);
   ++stats_.candidate_lines;
   bool failed = false;
@@ -236,10 +236,12 @@ void MultiPatternScanner::check_line(std::string_view block, std::size_t begin, 
   if (!ids_.empty()) {
     ++stats_.lines_matched;
     on_match(begin, line, ids_);
+  } else if (on_candidate) {
+    on_candidate(begin, line);
   }
 }
 
-void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match) {
+void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match, const OnCandidate& on_candidate) {
   stats_.bytes += block.size();
   if (impl_->unfiltered) {
     // Rare: a pattern without a literal. Screen the block, then every line.
@@ -247,7 +249,7 @@ void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match) 
     if (impl_->unfiltered->Match(sp, nullptr)) {
       for (std::size_t pos = 0; pos < block.size();) {
         const std::size_t end = line_end(block, pos);
-        check_line(block, pos, end, on_match);
+        check_line(block, pos, end, on_match, on_candidate);
         pos = end + 1;
       }
       return;
@@ -259,7 +261,7 @@ void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match) 
     if (hit == std::string_view::npos) break;
     const std::size_t begin = line_begin(block, hit);
     const std::size_t end = line_end(block, hit);
-    check_line(block, begin, end, on_match);
+    check_line(block, begin, end, on_match, on_candidate);
     pos = end + 1;
   }
 }
@@ -282,8 +284,8 @@ MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& pattern
 }
 bool MultiPatternScanner::available() { return false; }
 std::string MultiPatternScanner::engine() { return "none (built without RE2)"; }
-void MultiPatternScanner::check_line(std::string_view, std::size_t, std::size_t, const OnMatch&) {}
-void MultiPatternScanner::scan(std::string_view, const OnMatch&) {}
+void MultiPatternScanner::check_line(std::string_view, std::size_t, std::size_t, const OnMatch&, const OnCandidate&) {}
+void MultiPatternScanner::scan(std::string_view, const OnMatch&, const OnCandidate&) {}
 std::vector<int> MultiPatternScanner::match_line(std::string_view) const { return {}; }
 
 #endif

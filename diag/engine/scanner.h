@@ -42,9 +42,13 @@ class MultiPatternScanner {
   MultiPatternScanner(const MultiPatternScanner&) = delete;
   MultiPatternScanner& operator=(const MultiPatternScanner&) = delete;
 
+  /// Called for a candidate line (it holds an atom) that no pattern matched
+  /// as it stands: the caller may normalise it and try again.
+  using OnCandidate = std::function<void(std::size_t offset, std::string_view line)>;
+
   /// Scans `block`. Lines end at '\n' (a trailing '\r' stays in the line); a
   /// last line without '\n' is scanned too, so pass blocks cut at line ends.
-  void scan(std::string_view block, const OnMatch& on_match);
+  void scan(std::string_view block, const OnMatch& on_match, const OnCandidate& on_candidate = nullptr);
 
   /// Indices of the patterns matching one line (no prefilter).
   std::vector<int> match_line(std::string_view line) const;
@@ -64,7 +68,7 @@ class MultiPatternScanner {
  private:
   struct Impl;
   void check_line(std::string_view block, std::size_t begin, std::size_t end,
-                  const OnMatch& on_match);
+                  const OnMatch& on_match, const OnCandidate& on_candidate);
 
   std::unique_ptr<Impl> impl_;
   std::size_t count_ = 0;

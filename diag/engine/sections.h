@@ -39,6 +39,14 @@ void softnet(const std::vector<Line>& lines, SourceResult& r);
 void fi_info(const std::vector<Line>& lines, SourceResult& r);
 void versions(const std::vector<Line>& lines, SourceResult& r);
 void node_facts(const std::vector<Line>& lines, SourceResult& r);
+void fabric_manager(const std::vector<Line>& lines, SourceResult& r);
+/// `dcgmi nvlink --link-status`: a link shown D (Down) on a GPU.
+void dcgmi_nvlink(const std::vector<Line>& lines, SourceResult& r);
+/// nccl-tests result tables: a non-zero #wrong column is a wrong collective.
+void nccl_tests_table(const std::vector<Line>& lines, SourceResult& r);
+/// NVML's view of the GPUs (nodeprobe-nvml's JSON, or the gemm probe's
+/// data.nvml in a report): NVLink links down, rows pending remap or failed.
+void nvml_inventory(const Json& nvml, const std::string& source, SourceResult& r);
 void nodeprobe_report(std::string_view doc, SourceResult& r);
 
 }  // namespace nodeprobe::diag::sections

@@ -1,6 +1,8 @@
 // Structured GPU outputs: the nvidia-smi table, nvidia-smi -q, nvidia-smi -L
 // and lspci -vv link status.
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <map>
 
 #include "sections.h"
@@ -109,6 +111,8 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
     }
     gpu = GpuState{};
   };
+  // A whole report starts at "NVSMI LOG"; a pasted section (an indented
+  // "Remapped Rows" block) starts at its own header.
   bool seen = false;
   for (const auto& l : lines) {
     const std::string_view t = l.text;
@@ -116,6 +120,10 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       seen = true;
       continue;
     }
+    if (!seen && t.size() > 2 && t[0] == ' ' &&
+        (contains(t, "Remapped Rows") || contains(t, "Retired Pages") || contains(t, "ECC Errors")) &&
+        !contains(t, " : "))
+      seen = true;
     if (!seen) continue;
     const std::size_t indent = t.find_first_not_of(' ');
     if (indent == std::string_view::npos) continue;
@@ -158,11 +166,20 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       const long long n = leading_number(value);
       if (n > 0) add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu.id}, {"ecc_field", key}});
     }
-    if (((key == "Pending Page Blacklist" || key == "Pending Page Retirement") && value == "Yes") ||
-        (in("Remapped Rows") && key == "Pending" && value == "Yes"))
+    if ((key == "Pending Page Blacklist" || key == "Pending Page Retirement") && value == "Yes")
       add(r, "gpu.ecc", "retirement_pending", Severity::kUnknown, l, {{"gpu", gpu.id}});
+    if (in("Remapped Rows") && key == "Pending" && value == "Yes")
+      add(r, "gpu.ecc", "remap_pending", Severity::kUnknown, l, {{"gpu", gpu.id}});
     if (key == "Remapping Failure Occurred" && value == "Yes")
-      add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu.id}, {"ecc_field", key}});
+      add(r, "gpu.ecc", "remap_failed", Severity::kUnknown, l, {{"gpu", gpu.id}, {"ecc_field", key}});
+    // Fabric (NVSwitch systems): the GPU registers with Fabric Manager.
+    if (in("Fabric") && key == "State" && (value == "In Progress" || value == "Not Started" || value == "Failed"))
+      add(r, "gpu.fabric_manager", "not_initialized", Severity::kUnknown, l,
+          {{"gpu", gpu.id}, {"detail", "nvidia-smi -q Fabric State: " + value}});
+    if (in("Fabric") && key == "Status" && value != "Success" && value != "N/A" && !value.empty() &&
+        value != "Not Supported")
+      add(r, "gpu.fabric_manager", "training_failed", Severity::kUnknown, l,
+          {{"gpu", gpu.id}, {"detail", "nvidia-smi -q Fabric Status: " + value}});
   }
   flush();
 }
@@ -234,6 +251,140 @@ void lspci_links(const std::vector<Line>& lines, SourceResult& r) {
     }
   }
   if (any_header && gpus > 0 && !r.host.gpus_on_pci) r.host.gpus_on_pci = gpus;
+}
+
+}  // namespace nodeprobe::diag::sections
+
+namespace nodeprobe::diag::sections {
+
+// systemctl show nvidia-fabricmanager --property=Id,LoadState,ActiveState,...
+// and nv-fabricmanager --version ("Fabric Manager version is : 535.104.05").
+void fabric_manager(const std::vector<Line>& lines, SourceResult& r) {
+  bool fm = false;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (starts_with(t, "Id=") && contains(t, "fabricmanager")) fm = true;
+    const std::size_t v = t.find("version is");
+    if (contains(t, "Fabric Manager") && v != std::string_view::npos) {
+      std::string_view rest = trim(t.substr(v + 10));
+      if (starts_with(rest, ":")) rest = trim(rest.substr(1));
+      if (!rest.empty()) r.host.fm_version = std::string(rest.substr(0, rest.find(' ')));
+    }
+  }
+  if (!fm) return;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    const std::size_t eq = t.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string key(t.substr(0, eq)), value(t.substr(eq + 1));
+    if (key == "LoadState") r.host.fm_load_state = value;
+    else if (key == "ActiveState") r.host.fm_active_state = value;
+    else if (key == "Result") r.host.fm_result = value;
+  }
+}
+
+void dcgmi_nvlink(const std::vector<Line>& lines, SourceResult& r) {
+  // "GPUs:" / "    gpuId 0:" / "        U U D D ..." (Up=U, Down=D, Disabled=X, Not Supported=_)
+  std::string gpu;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (starts_with(t, "gpuId ")) {
+      gpu = std::string(t.substr(6, t.find(':') == std::string_view::npos ? std::string_view::npos : t.find(':') - 6));
+      continue;
+    }
+    if (starts_with(t, "NvSwitches")) gpu.clear();
+    if (gpu.empty() || t.empty()) continue;
+    int up = 0, down = 0;
+    bool grid = true;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      const char c = t[i];
+      if (c == ' ') continue;
+      if ((i + 1 < t.size() && t[i + 1] != ' ') || !std::strchr("UDX_", c)) {
+        grid = false;
+        break;
+      }
+      up += c == 'U';
+      down += c == 'D';
+    }
+    if (grid && down > 0)
+      add(r, "gpu.nvlink", "links_inactive", Severity::kUnknown, l,
+          {{"gpu", gpu}, {"active", std::to_string(up)}, {"links", std::to_string(up + down)}});
+    gpu.clear();
+  }
+}
+
+void nccl_tests_table(const std::vector<Line>& lines, SourceResult& r) {
+  // "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong"
+  std::vector<std::size_t> wrong_cols;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (starts_with(t, "#") && contains(t, "#wrong")) {
+      wrong_cols.clear();
+      std::size_t col = 0, pos = 1;  // the leading '#' is not a column
+      while (pos < t.size()) {
+        while (pos < t.size() && t[pos] == ' ') ++pos;
+        const std::size_t e = t.find(' ', pos);
+        const std::string_view w = t.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos);
+        if (w.empty()) break;
+        if (w == "#wrong") wrong_cols.push_back(col);
+        ++col;
+        pos = e == std::string_view::npos ? t.size() : e;
+      }
+      continue;
+    }
+    if (wrong_cols.empty() || t.empty() || !std::isdigit(static_cast<unsigned char>(t[0]))) continue;
+    std::vector<std::string_view> w;
+    for (std::size_t pos = 0; pos < t.size();) {
+      while (pos < t.size() && t[pos] == ' ') ++pos;
+      const std::size_t e = t.find(' ', pos);
+      if (pos < t.size()) w.push_back(t.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos));
+      pos = e == std::string_view::npos ? t.size() : e;
+    }
+    for (std::size_t c : wrong_cols) {
+      if (c >= w.size()) continue;
+      const long long n = leading_number(w[c]);
+      if (n > 0)
+        add(r, "gpu.compute_wrong", "collective_wrong", Severity::kUnknown, l,
+            {{"wrong_values", std::to_string(n)}, {"size_bytes", std::string(w[0])}});
+    }
+  }
+}
+
+void nvml_inventory(const Json& nvml, const std::string& source, SourceResult& r) {
+  if (!nvml.is_object() || !nvml.value("loaded", false) || !nvml.contains("gpus") || !nvml.at("gpus").is_array()) return;
+  auto num = [](const Json& g, const char* k) -> long long {
+    return g.contains(k) && g.at(k).is_number_integer() ? g.at(k).get<long long>() : -1;
+  };
+  auto yes = [](const Json& g, const char* k) { return g.contains(k) && g.at(k).is_boolean() && g.at(k).get<bool>(); };
+  int n = 0;
+  for (const auto& g : nvml.at("gpus")) {
+    ++n;
+    const std::string gpu = std::to_string(num(g, "index") >= 0 ? num(g, "index") : n - 1);
+    const std::string pci = g.value("pci_bus_id", std::string());
+    auto add_nvml = [&](const char* id, const char* cause, const std::string& text, Json facts) {
+      facts["gpu"] = gpu;
+      if (!pci.empty()) facts["pci"] = pci;
+      r.findings.add({id, cause, ""}, Severity::kUnknown, {source, 0, clean_text(text)}, std::nullopt, facts);
+    };
+    const long long links = num(g, "nvlink_links"), active = num(g, "nvlink_active");
+    if (links > 0 && active >= 0 && active < links)
+      add_nvml("gpu.nvlink", "links_inactive",
+               "NVML: GPU " + gpu + " has " + std::to_string(active) + " of " + std::to_string(links) + " NVLink links active",
+               {{"links", std::to_string(links)}, {"active", std::to_string(active)}});
+    if (yes(g, "remap_failure"))
+      add_nvml("gpu.ecc", "remap_failed", "NVML: GPU " + gpu + " row remapping failure", Json::object());
+    else if (yes(g, "remap_pending"))
+      add_nvml("gpu.ecc", "remap_pending", "NVML: GPU " + gpu + " has rows pending remapping", Json::object());
+    if (yes(g, "retired_pages_pending"))
+      add_nvml("gpu.ecc", "retirement_pending", "NVML: GPU " + gpu + " has pages pending retirement", Json::object());
+    if (num(g, "ecc_uncorrected_volatile") > 0)
+      add_nvml("gpu.ecc", "uncorrectable",
+               "NVML: GPU " + gpu + " volatile uncorrectable ECC errors: " + std::to_string(num(g, "ecc_uncorrected_volatile")),
+               {{"ecc_field", "ecc_uncorrected_volatile"}});
+  }
+  if (!r.host.gpus_visible) r.host.gpus_visible = n;
+  if (nvml.contains("driver_version") && nvml.at("driver_version").is_string() && !r.host.smi_driver_version)
+    r.host.smi_driver_version = nvml.at("driver_version").get<std::string>();
 }
 
 }  // namespace nodeprobe::diag::sections

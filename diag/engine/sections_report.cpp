@@ -1,5 +1,6 @@
 // nodeprobe reports as input, the section dispatcher and kind detection.
 #include <algorithm>
+#include <set>
 
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/report_json.h"
@@ -55,14 +56,27 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
     return;
   }
   add_probe_findings(rep.probes, r.name, r.findings);
-  for (const auto& f : rep.findings) {  // findings the writer derived that no check carries
-    if (!find_finding_kind(f.id) || r.findings.has(f.id)) continue;
+  std::set<std::string> checked;  // ids the report's checks carry
+  for (const auto& kv : r.findings.all()) checked.insert(kv.first.id);
+  for (const auto& p : rep.probes)  // the gemm probe's NVML inventory
+    if (p.data.is_object() && p.data.contains("nvml")) nvml_inventory(p.data.at("nvml"), r.name, r);
+  // Findings the writer derived that no check carries, each in its own
+  // window (an earlier boot's stays earlier). Where the bundle also holds the
+  // logs they came from, those logs win (FindingSet::drop_report_duplicates).
+  const TimeContext tc;
+  for (const auto& f : rep.findings) {
+    if (!find_finding_kind(f.id) || checked.count(f.id)) continue;
     if (f.id.rfind("probe.", 0) == 0) continue;
+    const Json facts = f.facts.is_object() ? f.facts : Json::object();
     Accum a;
-    a.key = {f.id, "", ""};
-    a.severity = f.severity;
+    a.key = {f.id, facts.value("cause", std::string()), facts.value("code", std::string()),
+             facts.value("past", std::string()) == "yes"};
+    a.from_report = true;
+    a.severity = a.key.past ? Severity::kUnknown : f.severity;
     a.count = std::max(1L, f.count);
     a.probe = f.probe;
+    if (!f.first_seen.empty()) a.first_time = parse_line_time(f.first_seen, tc);
+    if (!f.last_seen.empty()) a.last_time = parse_line_time(f.last_seen, tc);
     for (const auto& e : f.evidence)
       if (a.first.size() < FindingSet::kKeepFirst) a.first.push_back({r.name, e.line, clean_text(e.text)});
     a.facts = f.facts.is_object() ? f.facts : Json::object();
@@ -79,7 +93,6 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
 }  // namespace sections
 
 void parse_sections(std::string_view doc, const std::string& source, const Playbook& pb, SourceResult& r) {
-  (void)source;
   (void)pb;
   using namespace sections;
   auto has = [&](std::string_view m) { return doc.find(m) != std::string_view::npos; };
@@ -87,7 +100,18 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
     nodeprobe_report(doc, r);
     return;  // a report is JSON: nothing else to parse
   }
-  const bool smi = has("NVIDIA-SMI "), smiq = has("NVSMI LOG"), smil = has("(UUID: GPU-");
+  if (has("\"nodeprobe.nvml/1\"")) {
+    const Json j = Json::parse(doc, nullptr, false);
+    if (!j.is_discarded()) nvml_inventory(j, source, r);
+    return;
+  }
+  if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(split_lines(doc), r);
+  if (has("#wrong")) nccl_tests_table(split_lines(doc), r);
+  if (has("NvLink Link Status")) dcgmi_nvlink(split_lines(doc), r);
+  const bool smi = has("NVIDIA-SMI "), smil = has("(UUID: GPU-");
+  // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors)
+  const bool smiq = has("NVSMI LOG") || has("Remapped Rows") || has("Pending Page Blacklist") ||
+                    has("Retired Pages") || has("Remapping Failure Occurred");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
@@ -120,6 +144,7 @@ std::string detect_kind(std::string_view head) {
   auto has = [&](std::string_view m) { return head.find(m) != std::string_view::npos; };
   const std::size_t b = head.find_first_not_of(" \t\r\n");
   if (b != std::string_view::npos && head[b] == '{' && has("nodeprobe.report/")) return "report";
+  if (b != std::string_view::npos && head[b] == '{' && has("\"schema\": \"nodeprobe.")) return "nodeprobe-json";
   if (has("# nodeprobe facts")) return "facts";
   if (has("NVSMI LOG")) return "nvidia-smi-q";
   if (has("NVIDIA-SMI ") && has("Driver Version")) return "nvidia-smi";

@@ -259,7 +259,7 @@ void versions(const std::vector<Line>& lines, SourceResult& r) {
 // nodeprobe's own fact files ("key: value" after a marker line).
 void node_facts(const std::vector<Line>& lines, SourceResult& r) {
   if (lines.empty() || !starts_with(lines.front().text, "# nodeprobe facts")) return;
-  int gpus_on_pci = 0, efa = 0;
+  int gpus_on_pci = 0, efa = 0, nvswitches = 0;
   bool pci = false, ib = false;
   std::vector<std::pair<std::string, const Line*>> governors;
   for (const auto& l : lines) {
@@ -275,12 +275,14 @@ void node_facts(const std::vector<Line>& lines, SourceResult& r) {
     else if (key == "pci") {  // "0000:00:1e.0 10de 1eb8 030200"
       const auto w = words(value);
       if (w.size() >= 4 && w[1] == "10de" && starts_with(w[3], "03")) ++gpus_on_pci;
+      if (w.size() >= 4 && w[1] == "10de" && starts_with(w[3], "0680")) ++nvswitches;
     } else if (key == "infiniband_scan") ib = true;
     else if (key == "infiniband" && (starts_with(value, "efa") || starts_with(value, "rdmap"))) ++efa;
     else if (key == "nvidia_proc_version" && value == "absent") r.host.driver_loaded = false;
     else if (key == "scaling_governor") governors.emplace_back(value, &l);
   }
   if (pci) r.host.gpus_on_pci = gpus_on_pci;
+  if (pci) r.host.nvswitches = nvswitches;
   if (ib && !r.host.efa_devices) r.host.efa_devices = efa;
   int slow = 0;
   const Line* first = nullptr;

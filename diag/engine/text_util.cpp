@@ -318,7 +318,7 @@ std::optional<double> parse_line_time(std::string_view s, const TimeContext& ctx
   std::size_t pos = 0;
   // Skip a few wrappers: "<6>", "[", "[80746] ", "[rank0]:", "[1,0]<stdout>:".
   for (int round = 0; round < 4 && pos < s.size(); ++round) {
-    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '[')) ++pos;
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '[' || s[pos] == '|' || s[pos] == '\t')) ++pos;
     if (pos < s.size() && s[pos] == '<') {
       const std::size_t e = s.find('>', pos);
       if (e != std::string_view::npos && e - pos < 6) pos = e + 1;

@@ -22,6 +22,7 @@
 #include "nodeprobe/safe_remove.h"
 #include "nodeprobe/stop.h"
 #include "nodeprobe/subprocess.h"
+#include "text_util.h"
 #include "verdict_table.h"
 
 extern char** environ;
@@ -176,6 +177,9 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
       ->check(CLI::Range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
+  sub->add_option("--since", opt.since, "Log events older than this (30m, 2h, 1d) are info with their age (default: since boot)")
+      ->type_name("DURATION")
+      ->check([](const std::string& v) { return parse_duration(v) ? std::string() : "not a duration (use 30m, 2h, 1d)"; });
   return sub;
 }
 

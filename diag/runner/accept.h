@@ -29,6 +29,7 @@ struct AcceptOptions {
   std::string expectations;       ///< data file replacing the built-in one
   double budget_s = 0;            ///< --budget: total seconds (0: the profile's budget)
   bool no_imds = false;           ///< never ask the instance metadata service
+  std::string since;              ///< events older than this (30m, 2h, 1d) are info; "" = since boot
 };
 
 /// Work the lead wires in from other components (kept out of the options).

@@ -13,6 +13,7 @@
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
 #include "nodeprobe/stop.h"
+#include "normalise.h"
 #include "text_util.h"
 
 extern char** environ;
@@ -60,13 +61,15 @@ void render(const Report& r, const DiagOptions& opt, std::ostream& out, bool col
       const auto& e = f.evidence[i];
       out << "    evidence: " << e.source;
       if (e.line > 0) out << ":" << e.line;
-      out << ": " << clean_text(e.text, opt.common.verbose ? 400 : 160) << "\n";
+      out << ": " << evidence_display(e.text, opt.common.verbose ? 600 : 300) << "\n";
     }
+    if (!f.action.empty() && f.action != "none") out << "    action: " << f.action << "\n";
     const std::size_t steps = opt.common.verbose ? f.remedy.size() : std::min<std::size_t>(f.remedy.size(), 3);
     for (std::size_t i = 0; i < steps; ++i) out << "    fix " << i + 1 << ": " << f.remedy[i] << "\n";
     if (steps < f.remedy.size()) out << "    (" << f.remedy.size() - steps << " more steps with --verbose or in the JSON)\n";
   }
   out << "\nverdict: " << to_string(r.verdict) << "\n";
+  if (!r.action.empty()) out << "node action: " << r.action << "\n";
 }
 
 }  // namespace
@@ -82,6 +85,8 @@ CLI::App* setup_diag(CLI::App& app, DiagOptions& opt) {
   sub->add_flag("--live", opt.live, "Also read the live system when --log or --bundle is given");
   sub->add_option("--since", opt.since, "Only events newer than this (30m, 2h, 1d; log times without a zone are local)")
       ->type_name("DURATION");
+  sub->add_option("--rules", opt.rules, "Site rules to add to the built-in ones (JSON, schema nodeprobe.rules/1; repeatable)")
+      ->type_name("FILE");
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
   sub->add_option("--command-timeout", opt.command_timeout_s, "Deadline of each helper command (nvidia-smi, journalctl...), seconds")
       ->check(CLI::Range(1.0, 600.0));
@@ -104,6 +109,7 @@ int run_diag(const DiagOptions& opt, int argc, char** argv) {
   }
   install_stop_handlers({kTool, opt.common.timeout_s, kDiagGrace_s});
   in.logs = opt.logs;
+  in.rule_files = opt.rules;
   in.bundle = opt.bundle;
   in.live = opt.live || (opt.logs.empty() && opt.bundle.empty());
   in.expect = opt.expect;

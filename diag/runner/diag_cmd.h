@@ -26,6 +26,7 @@ struct DiagOptions {
   std::string bundle;
   bool live = false;
   std::string since;
+  std::vector<std::string> rules;  ///< site rule files (nodeprobe.rules/1)
   std::string expect;
   double command_timeout_s = 15;
   bool no_limits = false;

@@ -15,6 +15,7 @@
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
 #include "report_cmd.h"
+#include "text_util.h"
 
 int main(int argc, char** argv) {
   using namespace nodeprobe;
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
         in.live = true;
         in.fs = &root;
         in.expect = accept.expect;
+        if (!accept.since.empty()) in.judge_since_s = diag::parse_duration(accept.since);  // checked by the option
         in.envp = environ;
         // Six or so commands at most: a hung tool cannot eat the whole budget.
         in.command_timeout_s = std::clamp(budget_left_s / 6, 1.0, 10.0);

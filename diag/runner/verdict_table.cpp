@@ -56,6 +56,7 @@ void render_verdict_table(const Report& r, std::ostream& out, bool color, int ex
     }
   }
   out << "\nverdict: " << status_cell(r.verdict, color) << "(exit " << exit_code << ")\n";
+  if (!r.action.empty()) out << "node action: " << r.action << "\n";
 }
 
 }  // namespace nodeprobe::diag

@@ -43,6 +43,10 @@ const std::vector<FindingKind>& finding_vocabulary() {
       {"host.oom", "Host ran out of memory (kernel OOM killer)", Severity::kError},
       {"efa.mr_registration", "EFA memory registration failed", Severity::kError},
       {"gpu.ecc", "GPU memory ECC errors or pending page retirement", Severity::kWarn},
+      // Added by issue 13: NVSwitch systems, NVLink, EFA queue resources.
+      {"gpu.fabric_manager", "NVIDIA Fabric Manager not running or not matching the driver", Severity::kError},
+      {"gpu.nvlink", "NVLink links down or NVLink errors", Severity::kError},
+      {"efa.queue_allocation", "EFA queue (CQ/QP/AV/endpoint) allocation failed", Severity::kError},
   };
   return v;
 }
@@ -51,6 +55,25 @@ const FindingKind* find_finding_kind(std::string_view id) {
   const auto& v = finding_vocabulary();
   auto it = std::find_if(v.begin(), v.end(), [&](const FindingKind& k) { return k.id == id; });
   return it == v.end() ? nullptr : &*it;
+}
+
+const std::vector<std::string_view>& node_actions() {
+  static const std::vector<std::string_view> v = {"none", "tune", "restart-job", "reset-gpu",
+                                                  "reboot", "replace", "contact-support"};
+  return v;
+}
+
+int action_rank(std::string_view action) {
+  const auto& v = node_actions();
+  auto it = std::find(v.begin(), v.end(), action);
+  return it == v.end() ? -1 : static_cast<int>(it - v.begin());
+}
+
+std::string node_action(const std::vector<Finding>& findings) {
+  std::string_view best = "none";
+  for (const auto& f : findings)
+    if (f.severity != Severity::kInfo && action_rank(f.action) > action_rank(best)) best = f.action;
+  return std::string(best);
 }
 
 std::vector<Finding> findings_from_checks(const std::vector<ProbeResult>& probes) {

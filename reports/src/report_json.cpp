@@ -252,6 +252,7 @@ void to_json(Json& j, const Finding& v) {
   if (!v.first_seen.empty()) j["first_seen"] = v.first_seen;
   if (!v.last_seen.empty()) j["last_seen"] = v.last_seen;
   if (!v.facts.empty()) j["facts"] = v.facts;
+  if (!v.action.empty()) j["action"] = v.action;
 }
 void from_json(const Json& j, Finding& v) {
   v.id = j.at("id").get<std::string>();
@@ -265,6 +266,7 @@ void from_json(const Json& j, Finding& v) {
   v.first_seen = str(j, "first_seen");
   v.last_seen = str(j, "last_seen");
   v.facts = object_or_empty(j, "facts");
+  v.action = str(j, "action");
 }
 
 void to_json(Json& j, const ToolInfo& v) {
@@ -326,6 +328,7 @@ void to_json(Json& j, const Report& v) {
   j = Json{{"schema", v.schema}, {"tool", v.tool},         {"run", v.run},
            {"host", v.host},     {"probes", v.probes},     {"findings", v.findings},
            {"verdict", to_string(v.verdict)}};
+  if (!v.action.empty()) j["action"] = v.action;
 }
 void from_json(const Json& j, Report& v) {
   v.schema = j.at("schema").get<std::string>();
@@ -335,6 +338,7 @@ void from_json(const Json& j, Report& v) {
   v.probes = j.at("probes").get<std::vector<ProbeResult>>();
   opt_vec(j, "findings", v.findings);
   v.verdict = status_from_string(j.at("verdict").get<std::string>());
+  v.action = str(j, "action");
 }
 
 Report parse_report(const std::string& text, const std::string& origin) {

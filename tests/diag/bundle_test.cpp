@@ -228,6 +228,46 @@ TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
   }
 }
 
+// A bundle carries accept's report beside the logs it was derived from: the
+// report's findings read again must not count those events twice, nor make
+// an earlier window's event a current one (issue 20: one event, one count).
+TEST(Collector, AReportBesideItsLogsAddsNothing) {
+  TempDir d;
+  const double now = 1764432000;  // 2025-11-29T16:00:00Z
+  write_file(d.file("messages"),
+             "2025-11-27T10:00:00+0000 h kernel: python3 invoked oom-killer: gfp_mask=0x100cca, order=0, oom_score_adj=0\n"
+             "2025-11-27T10:00:00+0000 h kernel: Out of memory: Killed process 31337 (python3) total-vm:9876kB, anon-rss:8765kB\n"
+             "2025-11-27T10:05:00+0000 h kernel: NVRM: Xid (PCI:0000:10:1c): 79, pid=4242, GPU has fallen off the bus.\n"
+             "2025-11-29T15:50:00+0000 h kernel: Out of memory: Killed process 2718 (pt_main_thread) total-vm:6123kB, anon-rss:5234kB\n");
+  auto diagnose_logs = [&](std::vector<std::string> logs) {
+    DiagInputs in;
+    in.logs = std::move(logs);
+    in.judge_since_s = 3600;
+    in.now = now;
+    in.tmp_dir = d.path();
+    Report r;
+    diagnose(r, in);
+    return r;
+  };
+  const Report logs = diagnose_logs({d.file("messages")});
+  Json j = logs;
+  write_file(d.file("report.json"), j.dump(1));
+  const Report both = diagnose_logs({d.file("messages"), d.file("report.json")});
+  auto summary = [](const Report& r) {
+    std::vector<std::string> s;
+    for (const auto& f : r.findings)
+      s.push_back(f.id + "/" + std::string(to_string(f.severity)) + " x" + std::to_string(f.count) + " " + f.title);
+    return s;
+  };
+  EXPECT_EQ(summary(both), summary(logs)) << findings_json(both);
+  int oom_now = 0, oom_past = 0;
+  for (const auto& f : both.findings)
+    if (f.id == "host.oom") (f.facts.value("past", std::string()) == "yes" ? oom_past : oom_now) += 1;
+  EXPECT_EQ(oom_now, 1);
+  EXPECT_EQ(oom_past, 1);
+  EXPECT_EQ(both.action, logs.action);
+}
+
 TEST(Collector, TruncatedBundleIsAnInputErrorWithAPartialDiagnosis) {
   FixtureNode node;
   TempDir work;

@@ -130,5 +130,75 @@ TEST(DiagCli, CollectThenDiagBundleGivesTheLiveFindings) {
   EXPECT_EQ(lines(bad.err), 1) << bad.err;
 }
 
+// Item 6 of issue 13: one verdict live and offline. accept on this machine,
+// then a bundle with its report, then diag on that bundle: the same findings
+// with the same severities (the report's texts, e.g. a CUDA "driver version
+// is insufficient" reason on a node without a driver, are never log lines).
+TEST(DiagCli, AcceptDiagAndItsBundleGiveOneVerdict) {
+  TempDir d;
+  const auto a = run({bin("nodeprobe"), "accept", "--profile", "quick", "--only", "limits,gemm", "--no-imds", "--json",
+                      d.file("accept.json"), "-q"}, 300);
+  ASSERT_TRUE(a.exit_code == 0 || a.exit_code == 1) << a.describe() << a.err;
+  const Json acc = report_at(d.file("accept.json"));
+  const auto c = run({bin("nodeprobe"), "collect", "--report", d.file("accept.json"), "--out", d.file("b.tar.gz")}, 120);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto b = run({bin("nodeprobe"), "diag", "--bundle", d.file("b.tar.gz"), "--json", d.file("bundle.json"), "-q"}, 120);
+  const Json bun = report_at(d.file("bundle.json"));
+  EXPECT_EQ(ids(bun), ids(acc)) << "accept: " << acc.at("findings").dump() << "\nbundle: " << bun.at("findings").dump();
+  EXPECT_EQ(bun.value("action", std::string()), acc.value("action", std::string()));
+  for (const auto& f : bun.at("findings"))
+    EXPECT_NE(f.at("id"), "gpu.cuda_driver_insufficient") << f.dump();
+}
+
+TEST(DiagCli, SiteRulesAddFindingsAndBadRulesAreBadInput) {
+  TempDir d;
+  write_file(d.file("site.json"), R"J({"schema": "nodeprobe.rules/1", "rules": [
+    {"key": "site.preempt", "finding": "nccl.timeout", "patterns": [{"re": "SPOT PREEMPTION NOTICE", "src": "our scheduler"}]}]})J");
+  write_file(d.file("job.log"), "12:00:01 SPOT PREEMPTION NOTICE for rank 7\n");
+  auto r = run({bin("nodeprobe"), "diag", "--rules", d.file("site.json"), "--log", d.file("job.log"), "--json", d.file("r.json"), "-q"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(ids(report_at(d.file("r.json"))).count("nccl.timeout/error"));
+  write_file(d.file("bad.json"), R"J({"schema": "nodeprobe.rules/1", "rules": [{"key": "x.y", "finding": "gpu.xid", "patterns": [{"re": "a\\d", "src": "s"}]}]})J");
+  r = run({bin("nodeprobe"), "diag", "--rules", d.file("bad.json"), "--log", d.file("job.log"), "-q"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("rule x.y"), std::string::npos) << r.err;
+}
+
+// NVLink state through NVML (the fake libnvidia-ml reports two links down on GPU 0).
+TEST(DiagCli, LiveNvlinkStateThroughNvml) {
+  TempDir d;
+  const auto r = run({bin("nodeprobe"), "diag", "--json", d.file("r.json"), "-q", "--no-limits"}, 120,
+                     {"NODEPROBE_NVML_LIBRARY=" + std::string(NODEPROBE_FAKE_NVML), "FAKE_NVML_NVLINK_DOWN=2",
+                      "FAKE_NVML_REMAP_FAILURE=1"});
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+  const Json rep = report_at(d.file("r.json"));
+  bool nvlink = false, remap = false;
+  for (const auto& f : rep.at("findings")) {
+    if (f.at("id") == "gpu.nvlink" && f.at("facts").value("cause", "") == "links_inactive") nvlink = true;
+    if (f.at("id") == "gpu.ecc" && f.at("facts").value("cause", "") == "remap_failed") remap = f.value("action", "") == "replace";
+  }
+  EXPECT_TRUE(nvlink) << rep.at("findings").dump();
+  EXPECT_TRUE(remap) << rep.at("findings").dump();
+  // Without NVML: a skipped source with the reason, never an error.
+  const auto n = run({bin("nodeprobe"), "diag", "--json", d.file("n.json"), "-q", "--no-limits"}, 120,
+                     {"NODEPROBE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_TRUE(n.exit_code == 0 || n.exit_code == 1) << n.err;
+  std::string status;
+  const Json without = report_at(d.file("n.json"));
+  for (const auto& p : without.at("probes"))
+    if (p.contains("data") && p.at("data").contains("sources"))
+      for (const auto& s : p.at("data").at("sources"))
+        if (s.value("name", std::string()) == "facts/nvml.json") status = s.value("status", std::string());
+  EXPECT_TRUE(status == "analysed" || status == "skipped") << status;
+  // Only what this test controls: the host's own history (an OOM kill in
+  // this boot's kernel log) may raise errors of its own.
+  for (const auto& f : without.at("findings"))
+    for (const auto& e : f.at("evidence"))
+      if (e.value("source", std::string()).find("nvml") != std::string::npos) {
+        EXPECT_NE(f.at("severity"), "error") << f.dump();
+      }
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "log_rules.h"
+#include "rules.h"
 #include "nodeprobe/finding_ids.h"
 #include "playbook.h"
 
@@ -39,11 +39,17 @@ const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
     {"gpu.count_mismatch", "model_mismatch"},
     {"gpu.pcie_degraded", "width_downgraded"}, {"gpu.pcie_degraded", "speed_downgraded"},
     {"gpu.compute_slow", "throttled"},     {"gpu.ecc", "uncorrectable"}, {"gpu.ecc", "retirement_pending"},
-    {"efa.fallback_tcp", "tcp_only"},      {"efa.missing", "ofi_failed"},
+    {"efa.fallback_tcp", "tcp_only"},      {"efa.missing", "ofi_failed"}, {"efa.missing", "no_provider"},
     {"nccl.network_config", "generic_error"}, {"nccl.network_config", "secondary"},
     {"limits.nofile", "shm_from_nofile"},  {"limits.shm", "sysctl"}, {"limits.max_map_count", "sysctl"},
     {"limits.somaxconn", "sysctl"},        {"limits.netdev_backlog", "sysctl"},
     {"limits.netdev_backlog", "softnet_drops"},
+    {"efa.fallback_tcp", "ofi_tcp"},      {"selinux.avc", "permissive"}, {"selinux.avc", "enforcing"},
+    {"gpu.ecc", "remap_pending"},          {"gpu.ecc", "remap_failed"},   {"gpu.nvlink", "nvlink_errors"},
+    {"gpu.nvlink", "links_inactive"},      {"gpu.pcie_degraded", "aer_corrected"},
+    {"gpu.pcie_degraded", "aer_uncorrected"}, {"gpu.fabric_manager", "not_initialized"},
+    {"gpu.fabric_manager", "training_failed"}, {"gpu.fabric_manager", "not_running"},
+    {"gpu.fabric_manager", "version_mismatch"},
 };
 
 TEST(Playbook, EmbeddedCopyIsTheSourceFile) {
@@ -66,7 +72,7 @@ TEST(Playbook, EveryVocabularyIdHasAnEntryWithRemedySteps) {
 
 TEST(Playbook, EveryRuleFindingAndCauseExists) {
   const Playbook& pb = default_playbook();
-  for (const auto& r : log_rules()) {
+  for (const auto& r : default_rules().rules()) {
     if (r.finding.empty()) continue;  // signal
     ASSERT_NE(find_finding_kind(r.finding), nullptr) << r.key;
     ASSERT_NE(pb.entry(r.finding), nullptr) << r.key;
@@ -86,7 +92,7 @@ TEST(Playbook, EveryCauseTheCodeNamesExists) {
   // structured parsers, host checks and resolvers appears in it.
   std::set<std::string> known;
   for (const auto& [id, cause] : kCodeCauses) known.insert(cause);
-  for (const char* f : {"sections_gpu.cpp", "sections_sys.cpp", "host_checks.cpp", "resolvers.cpp"}) {
+  for (const char* f : {"sections_gpu.cpp", "sections_sys.cpp", "host_checks.cpp", "resolvers.cpp", "rule_engine.cpp"}) {
     const std::string src = slurp(std::string(NODEPROBE_SOURCE_DIR) + "/diag/engine/" + f);
     for (const auto& e : pb.entries())
       for (const auto& [ck, cv] : e.causes) {
@@ -95,7 +101,7 @@ TEST(Playbook, EveryCauseTheCodeNamesExists) {
         if (src.find(quoted) != std::string::npos && !known.count(ck)) {
           // A cause literal used in code that a rule declares is fine too.
           bool from_rule = false;
-          for (const auto& r : log_rules()) from_rule |= r.cause == ck;
+          for (const auto& r : default_rules().rules()) from_rule |= r.cause == ck;
           EXPECT_TRUE(from_rule) << f << " uses cause " << ck << " not listed in kCodeCauses";
         }
       }

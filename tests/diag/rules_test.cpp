@@ -64,6 +64,7 @@ TEST(Rules, DifferentXidCodesAreDifferentFindings) {
       "NVRM: Xid (PCI:0000:cb:00): 13, pid=2, name=python, Graphics SM Warp Exception\n");
   int n13 = 0, n48 = 0;
   for (const auto& f : r.findings) {
+    if (f.id != "gpu.xid") continue;  // Xid 48 is also gpu.ecc
     if (f.facts.value("code", "") == "13") {
       ++n13;
       EXPECT_EQ(f.severity, Severity::kWarn);
@@ -76,6 +77,8 @@ TEST(Rules, DifferentXidCodesAreDifferentFindings) {
   }
   EXPECT_EQ(n13, 1);
   EXPECT_EQ(n48, 1);
+  ASSERT_NE(r.get("gpu.ecc"), nullptr) << r.ids();  // a double-bit error is a memory fault too
+  EXPECT_EQ(r.get("gpu.ecc")->facts.value("cause", ""), "uncorrectable");
 }
 
 TEST(Rules, NvlinkXidIsAnErrorOnlyWhenItsTextSaysFatal) {
@@ -159,11 +162,91 @@ TEST(Rules, SocketFallbackIsNormalOnTcpNodesAndAFailureWhereEfaWasExpected) {
             0u);
 }
 
-TEST(Rules, AvcPermissiveIsAWarningEnforcingAnError) {
+TEST(Rules, OfiWithoutAnEfaProviderIsNamedAndOnlyAFailureWhereEfaWasExpected) {
+  const std::string log =
+      "h:1:1 [0] ofi_init:1288 NCCL WARN NET/OFI Only EFA provider is supported\n"
+      "h:1:1 [0] ofi_init:1339 NCCL WARN NET/OFI aws-ofi-nccl initialization failed\n"
+      "h:1:1 [0] NCCL INFO Using network Socket\n";
+  const Result plain = analyze(log);
+  const Finding* m = plain.get("efa.missing");
+  ASSERT_NE(m, nullptr) << plain.ids();
+  EXPECT_EQ(m->severity, Severity::kInfo);
+  EXPECT_EQ(m->facts.value("cause", std::string()), "no_provider");
+  EXPECT_EQ(plain.get("efa.fallback_tcp"), nullptr) << "the sockets are its consequence, not a second finding";
+  AnalysisOptions efa;
+  efa.efa_expected = true;
+  const Result bad = analyze(log, efa);
+  ASSERT_NE(bad.get("efa.missing"), nullptr);
+  EXPECT_EQ(bad.get("efa.missing")->severity, Severity::kError);
+}
+
+TEST(Rules, ADescriptorLimitBehindASocketErrorIsTheCause) {
+  const Result r = analyze(
+      "h:1:9 [0] misc/socket.cc:600 NCCL WARN socketTryAccept: exceeded error retry count after 20 attempts, Too many open files\n"
+      "h:1:9 [0] bootstrap.cc:210 NCCL WARN bootstrapRecv failed for peer 3\n");
+  const Finding* n = r.get("limits.nofile");
+  ASSERT_NE(n, nullptr) << r.ids();
+  EXPECT_EQ(n->severity, Severity::kError) << "a limit that broke the job is as serious as the break";
+  EXPECT_EQ(r.findings.front().id, "limits.nofile") << r.ids();
+  if (const Finding* net = r.get("nccl.network_config")) {
+    EXPECT_EQ(net->severity, Severity::kInfo) << r.ids();
+  }
+}
+
+TEST(Rules, CudaInitFailureUnderAnUnconfiguredFabricFoldsUnderIt) {
+  const Result r = analyze(
+      "terminate called after throwing an instance of 'std::runtime_error'\n"
+      "  what():  Error (gpu_burn-drv.cpp:298): system not yet initialized\n"
+      "  what():  Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS\n");
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().id, "gpu.fabric_manager") << r.ids();
+  if (const Finding* nf = r.get("gpu.not_found")) {
+    EXPECT_EQ(nf->severity, Severity::kInfo) << r.ids();
+  }
+  // Other gpu.not_found causes are no consequence of the fabric: the entry's own list applies.
+  const Result nodrv = analyze("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+                               "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized\n");
+  ASSERT_NE(nodrv.get("gpu.not_found"), nullptr) << nodrv.ids();
+  EXPECT_EQ(nodrv.get("gpu.not_found")->severity, Severity::kError) << nodrv.ids();
+}
+
+TEST(Rules, CudaErrorsPrintedByNumberOnly) {
+  EXPECT_NE(analyze("cudaGetDeviceCount() call failed with error 804\n").get("gpu.cuda_driver_insufficient"), nullptr);
+  EXPECT_NE(analyze("[802] Call to cuInit results in UNKNOWN_CUDA_ERROR\n").get("gpu.fabric_manager"), nullptr);
+  EXPECT_NE(analyze("cuInit returned 100\n").get("gpu.not_found"), nullptr);
+  // Numbers in other places of a CUDA line are no error codes.
+  EXPECT_TRUE(analyze("h:1:1 [0] NCCL INFO cudaDriverVersion 12040\n").findings.empty());
+  EXPECT_TRUE(analyze("CUDA Version: 12.2, 804 MiB used\n").findings.empty());
+}
+
+TEST(Rules, ContainerPermissionDeniedIsSelinuxOnlyWhereTheLogShowsEnforcing) {
+  const std::string denied =
+      "docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container "
+      "process caused \"permission denied\": unknown.\n";
+  EXPECT_EQ(analyze(denied).get("selinux.avc"), nullptr) << "file modes or seccomp can say the same";
+  const Result enf = analyze("$ getenforce\nEnforcing\n" + denied);
+  ASSERT_NE(enf.get("selinux.avc"), nullptr) << enf.ids();
+  EXPECT_EQ(enf.get("selinux.avc")->facts.value("cause", std::string()), "container_denied");
+  // sealert's report and audit2allow's output are denials too.
+  EXPECT_NE(analyze("Target Objects                /dev/nvidia0 [ chr_file ]\n").get("selinux.avc"), nullptr);
+  EXPECT_NE(analyze("allow xserver_t container_runtime_exec_t:file entrypoint;\n").get("selinux.avc"), nullptr);
+}
+
+TEST(Rules, AvcPermissiveIsInfoWouldBeBlockedEnforcingAnError) {
   const std::string deny =
       "type=AVC msg=audit(1730072197.188:289): avc:  denied  { read } for  pid=1 comm=\"python\" path=\"/dev/nvidia0\" "
       "scontext=system_u:system_r:container_t:s0 tcontext=system_u:object_r:xserver_misc_device_t:s0 tclass=chr_file permissive=";
-  EXPECT_EQ(analyze(deny + "1\n").get("selinux.avc")->severity, Severity::kWarn);
+  const Result permissive = analyze(deny + "1\n");
+  const Finding* p = permissive.get("selinux.avc");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->severity, Severity::kInfo);
+  EXPECT_NE(p->title.find("would be blocked when enforcing"), std::string::npos) << p->title;
+  EXPECT_EQ(p->action, "none");
+  // Without permissive= (older kernels, sealert summaries) the log's mode decides.
+  const std::string old = "type=AVC msg=audit(1730072197.188:289): avc:  denied  { read } for  pid=1 comm=\"python\" "
+                          "scontext=a_t tcontext=b_t tclass=chr_file\n";
+  EXPECT_EQ(analyze(old).get("selinux.avc")->severity, Severity::kError);
+  EXPECT_EQ(analyze("Current mode:                   permissive\n" + old).get("selinux.avc")->severity, Severity::kInfo);
   const Result enforcing = analyze(deny + "0\n");
   const Finding* f = enforcing.get("selinux.avc");
   ASSERT_NE(f, nullptr);
@@ -230,6 +313,55 @@ TEST(Rules, GarbageGivesNoFinding) {
   const Result r = analyze(junk);
   EXPECT_TRUE(r.findings.empty()) << r.ids();
   EXPECT_EQ(r.source.kind, "binary");
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag
+
+namespace nodeprobe::diag {
+namespace {
+
+// Look-alikes (issue 13 item 5): each must stay quiet.
+TEST(LookAlikes, SocketTransportChosenOnPurposeIsNotAFallback) {
+  const std::string log =
+      "h:1:1 [0] NCCL INFO NCCL_NET set by environment to Socket\n"
+      "h:1:1 [0] NCCL INFO NET/IB : No device found.\n"
+      "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO Using network Socket\n";
+  EXPECT_EQ(analyze(log).get("efa.fallback_tcp"), nullptr) << analyze(log).ids();
+  AnalysisOptions efa;
+  efa.efa_expected = true;  // even on an EFA instance type: the user chose sockets
+  EXPECT_EQ(analyze(log, efa).get("efa.fallback_tcp"), nullptr);
+}
+
+TEST(LookAlikes, KilledInOtherContextsIsNotAnOom) {
+  for (const char* line : {"[1]+  Killed                  sleep 1000\n", "Killed by signal 15.\n",
+                           "oom_score_adj set to -1000 for nodeprobe\n", "Killed\n",
+                           "INFO: killed 3 stale workers after the epoch\n"}) {
+    const Result r = analyze(line);
+    EXPECT_EQ(r.get("host.oom"), nullptr) << line;
+  }
+}
+
+TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
+  const Result r = analyze(
+      "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      "h:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory\n"
+      "h:1:1 [0] NCCL INFO NET/Plugin : No plugin found, using internal implementation\n"
+      "h:1:1 [0] NCCL INFO Failed to initialize NET plugin IB\n"
+      "h:1:1 [0] NCCL INFO socketPollConnect: connect to 10.0.0.2<40513> returned Connection refused, retrying (1/34)\n"
+      "h:1:1 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"
+      "h:1:1 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1e0 - Init COMPLETE\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "   134217728      33554432     float     sum      -1   1234.5  108.72  190.26      0   1230.1  109.11  190.94      0\n"
+      "# Out of bounds values : 0 OK\n"
+      "# Avg bus bandwidth    : 190.5\n"
+      "|  No running processes found                                                           |\n"
+      "[    1.234567] nvidia: module verification failed: signature and/or required key missing - tainting kernel\n"
+      "[    1.234568] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+      "[    1.234569] pcieport 0000:00:01.0: AER: enabled with IRQ 24\n"
+      "type=AVC msg=audit(1730072197.188:289): avc:  granted  { setenforce } for  pid=1 comm=\"systemd\" scontext=a_t tcontext=b_t tclass=security\n");
+  for (const auto& f : r.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <random>
 #include <sstream>
 
-#include "log_rules.h"
+#include "rules.h"
 #include "scanner.h"
 
 namespace nodeprobe::diag {
@@ -18,8 +18,8 @@ namespace {
 
 std::vector<std::string> rule_patterns() {
   std::vector<std::string> p;
-  for (const auto& r : log_rules())
-    for (const auto& x : r.patterns) p.push_back(x);
+  for (const auto& r : default_rules().rules())
+    for (const auto& x : r.patterns) p.push_back(x.re);
   return p;
 }
 

@@ -5,6 +5,7 @@
  *   FAKE_NVML_PCIE         "gen,width,maxgen,maxwidth" (default "4,16,4,16")
  *   FAKE_NVML_ECC_UNCORRECTED  volatile uncorrectable ECC errors (default 0)
  *   FAKE_NVML_REMAP_FAILURE    1: row remapping failed (default 0)
+ *   FAKE_NVML_NVLINK_DOWN      NVLink links (of 12) reported inactive on GPU 0 (default 0)
  *   FAKE_NVML_MIG_MODE     1: every GPU is in MIG mode (default 0)
  *   FAKE_NVML_MIG          MIG profiles on every GPU in MIG mode, "3g.20gb,3g.20gb"
  *                          (default none: MIG on, no instance created)
@@ -246,7 +247,7 @@ int nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned* c) {
 }
 int nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int* active) {
   if (!valid(d) || link >= 12) return 2;
-  *active = 1;
+  *active = !(index_of(d) == 0 && link < (unsigned)env_int("FAKE_NVML_NVLINK_DOWN", 0));
   return 0;
 }
 int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long* r) {

@@ -24,6 +24,8 @@ TEST(ReportJson, RoundTripKeepsEveryField) {
   EXPECT_EQ(b.findings[0].count, 3);
   EXPECT_EQ(b.findings[0].evidence[0].line, 42);
   EXPECT_EQ(b.findings[0].facts["interface"], "eth0");
+  EXPECT_EQ(b.findings[0].action, "tune");
+  EXPECT_EQ(b.action, "tune");
   EXPECT_EQ(b.host.env.at("FI_PROVIDER"), "efa");
   EXPECT_EQ(b.host.memory_bytes, 1204000000000LL);
   EXPECT_EQ(b.verdict, Status::kWarn);

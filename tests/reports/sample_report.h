@@ -82,8 +82,10 @@ inline Report full_sample_report() {
   f.first_seen = "2026-11-29T00:00:01Z";
   f.last_seen = "2026-11-29T00:00:03Z";
   f.facts = Json{{"interface", "eth0"}};
+  f.action = "tune";
   r.findings.push_back(f);
   r.verdict = Status::kWarn;
+  r.action = "tune";
   return r;
 }
 

@@ -60,6 +60,8 @@ TEST(Schema, RejectsContractViolations) {
   EXPECT_NE(broken([](Json& j) { j["findings"][0]["id"] = "NotAnId"; }), "");
   EXPECT_NE(broken([](Json& j) { j["run"]["started"] = "yesterday"; }), "");
   EXPECT_NE(broken([](Json& j) { j["surprise"] = 1; }), "");
+  EXPECT_NE(broken([](Json& j) { j["action"] = "panic"; }), "");
+  EXPECT_NE(broken([](Json& j) { j["findings"][0]["action"] = "reinstall-everything"; }), "");
   EXPECT_NE(broken([](Json& j) { j["probes"][0]["metrics"][0]["labels"]["size"] = 64; }), "");
 }
 

@@ -61,17 +61,23 @@ void finalize_report(Report& r, std::vector<Finding> extra) {
   r.findings = findings_from_checks(r.probes);
   auto st = findings_from_probe_status(r.probes);
   r.findings.insert(r.findings.end(), st.begin(), st.end());
+  // Only the checks' findings take evidence in: the diagnosis's own are
+  // distinct already (an earlier boot's OOM kill is not this boot's).
+  const std::size_t from_checks = r.findings.size();
   for (auto& f : extra) {
-    auto same = std::find_if(r.findings.begin(), r.findings.end(), [&](const Finding& g) {
-      return g.id == f.id && (g.probe == f.probe || f.probe.empty());
+    const auto end = r.findings.begin() + static_cast<std::ptrdiff_t>(from_checks);
+    auto same = std::find_if(r.findings.begin(), end, [&](const Finding& g) {
+      return g.id == f.id && (g.probe == f.probe || f.probe.empty()) &&
+             !(f.facts.is_object() && f.facts.contains("past"));
     });
-    if (same == r.findings.end()) {
+    if (same == end) {
       r.findings.push_back(std::move(f));
       continue;
     }
     // The same problem seen twice (a check and a log line): one finding, all
     // the evidence; the playbook's title says more than the generic one.
     if (!f.title.empty()) same->title = f.title;
+    if (!f.action.empty()) same->action = f.action;
     for (auto& e : f.evidence)
       if (std::none_of(same->evidence.begin(), same->evidence.end(),
                        [&](const Evidence& x) { return x.text == e.text; }))
@@ -83,6 +89,7 @@ void finalize_report(Report& r, std::vector<Finding> extra) {
     same->count = std::max(same->count, f.count);
   }
   r.verdict = compute_verdict(r);
+  r.action = node_action(r.findings);
   r.run.finished = utc_now_iso8601();
 }
 

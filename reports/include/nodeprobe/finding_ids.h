@@ -22,6 +22,19 @@ const std::vector<FindingKind>& finding_vocabulary();
 /// The entry for `id`, or nullptr when the id is not in the vocabulary.
 const FindingKind* find_finding_kind(std::string_view id);
 
+/// Node actions, least to most severe: none, tune, restart-job, reset-gpu,
+/// reboot, replace, contact-support. A reboot resets every GPU, so it
+/// outranks reset-gpu; replacing hardware outranks any restart; and a fault
+/// the catalogue cannot place goes to the vendor's support last.
+const std::vector<std::string_view>& node_actions();
+
+/// Rank of an action in node_actions(), -1 for "" or an unknown word.
+int action_rank(std::string_view action);
+
+/// The node's action: the most severe action of its warn and error findings
+/// ("none" when there is none; info findings never ask for action).
+std::string node_action(const std::vector<Finding>& findings);
+
 /// Findings for every non-passing check that names a finding id: one finding
 /// per (probe, id), the checks as evidence, their fixes as remedy steps.
 /// Severity: error when a check failed, warn otherwise.

@@ -141,6 +141,9 @@ struct Finding {
   long count = 1;     ///< repeats folded into this finding
   std::string first_seen, last_seen;
   Json facts = Json::object();
+  /// What the node needs (DESIGN.md): none, tune, restart-job, reset-gpu,
+  /// reboot, replace, contact-support; "" when not judged.
+  std::string action;
 };
 
 struct ToolInfo {
@@ -170,6 +173,7 @@ struct Report {
   std::vector<ProbeResult> probes;
   std::vector<Finding> findings;
   Status verdict = Status::kSkip;
+  std::string action;  ///< the most severe action of the findings (node_action); "" when not judged
 };
 
 std::string_view to_string(Better b);

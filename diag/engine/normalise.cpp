@@ -1,0 +1,418 @@
+#include "normalise.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "nodeprobe/report.h"
+#include "text_util.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+bool digit(char c) { return c >= '0' && c <= '9'; }
+bool alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+bool starts(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
+
+// A JSON record somewhere in the line: the span from the first '{' to the last '}'.
+std::string_view json_span(std::string_view line) {
+  const std::size_t a = line.find('{');
+  const std::size_t b = line.rfind('}');
+  if (a == std::string_view::npos || b == std::string_view::npos || b <= a) return {};
+  return line.substr(a, b - a + 1);
+}
+
+bool looks_like_record(std::string_view line) {
+  const std::string_view j = json_span(line);
+  if (j.size() < 8) return false;
+  for (const char* k : {"\"MESSAGE\"", "\"message\"", "\"msg\"", "\"log\""})
+    if (j.find(k) != std::string_view::npos) return true;
+  return false;
+}
+
+// Removes ANSI escape sequences (ESC [ ... final byte) and lone ESCs.
+std::string strip_ansi(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\x1b') {
+      out += s[i];
+      continue;
+    }
+    if (i + 1 < s.size() && s[i + 1] == '[') {
+      std::size_t j = i + 2;
+      while (j < s.size() && !(s[j] >= 0x40 && s[j] <= 0x7e)) ++j;
+      i = j;
+    }
+  }
+  return out;
+}
+
+// Splits at "#012", literal "\n", '\r' (keeping pieces), "#011" and "\t" as tabs.
+void split_pieces(std::string_view s, std::vector<std::string>& out) {
+  std::string cur;
+  auto flush = [&] {
+    std::size_t b = 0;
+    while (b < cur.size() && (cur[b] == ' ' || cur[b] == '\t')) ++b;
+    if (b < cur.size()) out.push_back(cur.substr(b));
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '#' && i + 3 < s.size() && s[i + 1] == '0' && s[i + 2] == '1' && (s[i + 3] == '2' || s[i + 3] == '1')) {
+      if (s[i + 3] == '2') flush();
+      else cur += '\t';
+      i += 3;
+    } else if (c == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
+      if (s[i + 1] == 't') cur += '\t';
+      else flush();
+      ++i;
+    } else if (c == '\r' || c == '\n') {
+      flush();
+    } else {
+      cur += c;
+    }
+  }
+  flush();
+}
+
+std::optional<double> record_time(const Json& j) {
+  if (j.contains("__REALTIME_TIMESTAMP")) {
+    const Json& v = j.at("__REALTIME_TIMESTAMP");
+    try {
+      const double us = v.is_string() ? std::stod(v.get<std::string>()) : v.is_number() ? v.get<double>() : -1;
+      if (us > 0) return us / 1e6;
+    } catch (...) {
+    }
+  }
+  for (const char* k : {"time", "timestamp", "@timestamp", "ts"}) {
+    if (!j.contains(k) || !j.at(k).is_string()) continue;
+    TimeContext ctx;  // records carry their zone ('Z' or an offset)
+    if (auto t = parse_line_time(j.at(k).get<std::string>(), ctx)) return t;
+  }
+  return std::nullopt;
+}
+
+std::string record_message(const Json& j) {
+  for (const char* k : {"MESSAGE", "message", "msg", "log", "text"}) {
+    if (!j.contains(k)) continue;
+    const Json& v = j.at(k);
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_array()) {  // journald writes non-UTF-8 messages as byte arrays
+      std::string s;
+      for (const auto& b : v)
+        if (b.is_number_integer()) s += static_cast<char>(b.get<int>());
+      return s;
+    }
+  }
+  return {};
+}
+
+// "HH:MM:SS" at s[p]; advances p past it and an optional fraction.
+bool clock_at(std::string_view s, std::size_t& p) {
+  if (p + 8 > s.size() || !digit(s[p]) || !digit(s[p + 1]) || s[p + 2] != ':' || !digit(s[p + 3]) ||
+      !digit(s[p + 4]) || s[p + 5] != ':' || !digit(s[p + 6]) || !digit(s[p + 7]))
+    return false;
+  p += 8;
+  if (p < s.size() && (s[p] == '.' || s[p] == ',')) {
+    ++p;
+    while (p < s.size() && digit(s[p])) ++p;
+  }
+  return true;
+}
+
+bool month_at(std::string_view s, std::size_t p) {
+  static const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  if (p + 4 > s.size() || s[p + 3] != ' ') return false;
+  for (const char* m : kMonths)
+    if (s.compare(p, 3, m) == 0) return true;
+  return false;
+}
+
+// Length of a timestamp at the start of s (ISO, syslog, ctime), 0 if none.
+std::size_t timestamp_len(std::string_view s) {
+  std::size_t p = 0;
+  // ISO 8601 / python logging: 2024-01-01[T ]00:00:00[.,fff][Z|+hh:mm|+hhmm]
+  if (s.size() >= 19 && digit(s[0]) && digit(s[1]) && digit(s[2]) && digit(s[3]) && s[4] == '-' && s[7] == '-' &&
+      (s[10] == 'T' || s[10] == ' ')) {
+    p = 11;
+    if (!clock_at(s, p)) return 0;
+    if (p < s.size() && s[p] == 'Z') ++p;
+    else if (p < s.size() && (s[p] == '+' || s[p] == '-') && p + 3 <= s.size() && digit(s[p + 1])) {
+      ++p;
+      while (p < s.size() && (digit(s[p]) || s[p] == ':')) ++p;
+    }
+    return p;
+  }
+  // ctime: "Mon Jan  1 00:00:00 2024"; syslog: "Jan  1 00:00:00"
+  std::size_t q = 0;
+  if (s.size() > 4 && alpha(s[0]) && alpha(s[1]) && alpha(s[2]) && s[3] == ' ' && month_at(s, 4)) q = 4;
+  if (!month_at(s, q)) return 0;
+  p = q + 4;
+  while (p < s.size() && s[p] == ' ') ++p;
+  while (p < s.size() && digit(s[p])) ++p;
+  if (p >= s.size() || s[p] != ' ') return 0;
+  ++p;
+  if (!clock_at(s, p)) return 0;
+  if (p + 5 <= s.size() && s[p] == ' ' && digit(s[p + 1]) && digit(s[p + 2]) && digit(s[p + 3]) && digit(s[p + 4]) &&
+      (p + 5 == s.size() || !digit(s[p + 5])))
+    p += 5;
+  return p;
+}
+
+// A token "word:" or "word[123]:" (program name), length including ':' or 0.
+std::size_t program_len(std::string_view s) {
+  std::size_t p = 0;
+  while (p < s.size() && p < 64 && s[p] != ' ' && s[p] != ':' && s[p] != '[') ++p;
+  if (p == 0 || p >= s.size()) return 0;
+  if (s[p] == '[') {
+    const std::size_t e = s.find(']', p);
+    if (e == std::string_view::npos || e - p > 12) return 0;
+    p = e + 1;
+  }
+  if (p < s.size() && s[p] == ':') return p + 1;
+  return 0;
+}
+
+std::size_t skip_spaces(std::string_view s, std::size_t p) {
+  while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
+  return p;
+}
+
+// One wrapper at the start of s, or 0.
+std::size_t wrapper_len(std::string_view s) {
+  if (s.empty()) return 0;
+  // Table cells of a console paste (CloudWatch, Grafana): "| 2025-05-16T16:39:55.214-07:00 | "
+  if (s[0] == '|' && s.size() > 2 && s[1] == ' ') return 2;
+  // <6> syslog/kmsg priority
+  if (s[0] == '<') {
+    std::size_t p = 1;
+    while (p < s.size() && p < 5 && digit(s[p])) ++p;
+    if (p > 1 && p < s.size() && s[p] == '>') return p + 1;
+  }
+  if (s[0] == '[') {
+    const std::size_t e = s.find(']');
+    if (e != std::string_view::npos && e < 48) {
+      const std::string_view in = s.substr(1, e - 1);
+      std::size_t after = e + 1;
+      if (after < s.size() && s[after] == ':') ++after;
+      // [  123.456789] dmesg; [Mon Jan  1 00:00:00 2024] dmesg -T
+      const std::size_t b = skip_spaces(in, 0);
+      bool secs = b < in.size();
+      for (std::size_t i = b; i < in.size(); ++i) secs &= digit(in[i]) || in[i] == '.';
+      if (secs || (timestamp_len(in) == in.size() && !in.empty())) return after;
+      // [rank0]: [rank 3]: [default0]: [1,0]<stdout>: [pod/name/container]
+      if (starts(in, "rank") || starts(in, "default") || starts(in, "pod/")) return after;
+      if (!in.empty() && digit(in[0]) && in.find_first_not_of("0123456789,") == std::string_view::npos) {
+        if (after < s.size() && s[after] == '<') {
+          const std::size_t g = s.find('>', after);
+          if (g != std::string_view::npos && g - after < 10) after = g + 1;
+          if (after < s.size() && s[after] == ':') ++after;
+        }
+        return after;
+      }
+      // [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] glog
+      if (in.size() > 6 && std::strchr("IWEF", in[0]) && digit(in[1])) return after;
+    }
+  }
+  // dmesg -x: "kern  :err   : "
+  {
+    std::size_t p = 0;
+    while (p < s.size() && p < 8 && alpha(s[p])) ++p;
+    if (p >= 3) {
+      std::size_t q = skip_spaces(s, p);
+      if (q < s.size() && s[q] == ':') {
+        q = skip_spaces(s, q + 1);
+        std::size_t r = q;
+        while (r < s.size() && r - q < 8 && alpha(s[r])) ++r;
+        if (r > q) {
+          std::size_t t = skip_spaces(s, r);
+          if (t < s.size() && s[t] == ':' && t + 1 < s.size() && s[t + 1] == ' ') return t + 1;
+        }
+      }
+    }
+  }
+  // Timestamps, then "host prog[pid]:" or "prog:" or containerd "stdout F"
+  if (const std::size_t t = timestamp_len(s)) {
+    std::size_t p = skip_spaces(s, t);
+    if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') return p + 2;  // "ts | message"
+    const std::string_view rest = s.substr(p);
+    if ((starts(rest, "stdout ") || starts(rest, "stderr ")) && rest.size() > 9 && rest[8] == ' ' &&
+        (rest[7] == 'F' || rest[7] == 'P'))
+      return p + 9;
+    if (const std::size_t prog = program_len(rest)) return p + prog;
+    // host then program
+    std::size_t h = 0;
+    while (h < rest.size() && rest[h] != ' ' && h < 128) ++h;
+    if (h > 0 && h < rest.size()) {
+      const std::size_t q = skip_spaces(rest, h);
+      if (const std::size_t prog = program_len(rest.substr(q))) return p + q + prog;
+    }
+    return p;
+  }
+  // glog without brackets: "E1206 18:44:12.715298 123 file.cc:607] "
+  if (s.size() > 6 && std::strchr("IWEF", s[0]) && digit(s[1]) && digit(s[2]) && digit(s[3])) {
+    const std::size_t e = s.find("] ");
+    if (e != std::string_view::npos && e < 80) return e + 2;
+  }
+  // NCCL: "host:1234:5678 [0] "
+  {
+    const std::size_t sp = s.find(' ');
+    if (sp != std::string_view::npos && sp < 128 && sp + 3 < s.size() && s[sp + 1] == '[') {
+      const std::string_view tok = s.substr(0, sp);
+      const std::size_t c2 = tok.rfind(':');
+      const std::size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : tok.rfind(':', c2 - 1);
+      if (c1 != std::string_view::npos && c2 > c1 + 1 && c2 + 1 < tok.size() &&
+          tok.substr(c1 + 1, c2 - c1 - 1).find_first_not_of("0123456789") == std::string_view::npos &&
+          tok.substr(c2 + 1).find_first_not_of("0123456789") == std::string_view::npos) {
+        const std::size_t e = s.find(']', sp);
+        if (e != std::string_view::npos && e - sp < 8) return e + 1;
+      }
+    }
+  }
+  // srun --label "12: " and docker compose "svc-1  | "
+  {
+    std::size_t p = 0;
+    while (p < s.size() && p < 6 && digit(s[p])) ++p;
+    if (p > 0 && p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') return p + 2;
+    p = 0;
+    while (p < s.size() && p < 64 && (std::isalnum(static_cast<unsigned char>(s[p])) || s[p] == '-' || s[p] == '_' || s[p] == '.')) ++p;
+    if (p > 0) {
+      const std::size_t q = skip_spaces(s, p);
+      if (q > p && q + 1 < s.size() && s[q] == '|' && s[q + 1] == ' ') return q + 2;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool needs_unwrap(std::string_view line) {
+  if (line.find('\x1b') != std::string_view::npos || line.find("#012") != std::string_view::npos ||
+      line.find("#011") != std::string_view::npos || line.find("\\n") != std::string_view::npos)
+    return true;
+  const std::size_t cr = line.find('\r');
+  if (cr != std::string_view::npos && cr + 1 < line.size()) return true;
+  return looks_like_record(line);
+}
+
+std::vector<std::string> unwrap(std::string_view line, std::optional<double>* time) {
+  std::vector<std::string> out;
+  std::string text;
+  if (looks_like_record(line)) {
+    const Json j = Json::parse(json_span(line), nullptr, false);
+    if (j.is_object()) {
+      text = record_message(j);
+      if (time) *time = record_time(j);
+    }
+  }
+  if (text.empty()) text.assign(line);
+  if (text.find('\x1b') != std::string::npos) text = strip_ansi(text);
+  split_pieces(text, out);
+  return out;
+}
+
+std::string_view message_body(std::string_view line) {
+  std::string_view s = line;
+  for (int round = 0; round < 8; ++round) {
+    const std::size_t b = skip_spaces(s, 0);
+    s.remove_prefix(b);
+    const std::size_t n = wrapper_len(s);
+    if (n == 0 || n >= s.size()) break;
+    s.remove_prefix(n);
+  }
+  s.remove_prefix(skip_spaces(s, 0));
+  while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+  return s.empty() ? line : s;
+}
+
+std::string evidence_display(std::string_view text, std::size_t max_bytes) {
+  const std::string_view body = message_body(text);
+  if (body.size() <= max_bytes) return std::string(body);
+  std::size_t cut = max_bytes;
+  while (cut > max_bytes / 2 && body[cut] != ' ' && body[cut] != ',') --cut;
+  if (cut <= max_bytes / 2) cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(body[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  return std::string(body.substr(0, cut)) + " ...";
+}
+
+namespace {
+
+// Would a line starting like this be a new log line rather than the tail of a wrapped one?
+bool starts_new_line(std::string_view s) {
+  if (s.empty()) return true;
+  const char c = s[0];
+  if (c == '[' || c == '<' || c == '|' || c == '+' || c == '#' || c == '{') return true;
+  if (timestamp_len(s) > 0) return true;
+  return false;
+}
+
+bool ends_table(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  if (s.empty()) return true;
+  const char c = s.back();
+  return c == '|' || c == '+' || c == '-' || c == '=';
+}
+
+}  // namespace
+
+std::vector<WrapRun> wrap_runs(std::string_view block) {
+  std::vector<WrapRun> runs;
+  // Pass 1: the longest line and how many lines have exactly that length;
+  // whether any line ends in a space (a soft wrap a terminal copy leaves).
+  std::size_t max_len = 0, at_max = 0, lines = 0, soft = 0;
+  for (std::size_t pos = 0; pos < block.size();) {
+    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
+    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
+    std::size_t len = end - pos;
+    if (len > 0 && block[end - 1] == '\r') --len;
+    if (len >= 40 && block[pos + len - 1] == ' ') ++soft;
+    if (len > max_len) {
+      max_len = len;
+      at_max = 1;
+    } else if (len == max_len) {
+      ++at_max;
+    }
+    ++lines;
+    pos = end + 1;
+  }
+  const bool fixed_width = max_len >= 60 && max_len <= 1024 && at_max >= 3;
+  if (!fixed_width && soft == 0) return runs;
+  // Pass 2: full-width lines followed by their continuation.
+  WrapRun cur;
+  long index = 0;
+  for (std::size_t pos = 0; pos < block.size(); ++index) {
+    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
+    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
+    std::string_view line = block.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // A piece of a wrapped line: full width, or cut after a space mid-sentence.
+    const bool full = (fixed_width && line.size() == max_len && !ends_table(line)) ||
+                      (line.size() >= 40 && line.back() == ' ' && !ends_table(line));
+    if (cur.lines > 0) {
+      if (!starts_new_line(line)) {
+        cur.text.append(line);
+        ++cur.lines;
+        if (!full) {
+          runs.push_back(std::move(cur));
+          cur = WrapRun{};
+        }
+      } else {
+        if (cur.lines > 1) runs.push_back(std::move(cur));
+        cur = WrapRun{};
+      }
+    }
+    if (cur.lines == 0 && full) {
+      cur.first_offset = pos;
+      cur.first_line = index;
+      cur.lines = 1;
+      cur.text.assign(line);
+    }
+    pos = end + 1;
+  }
+  if (cur.lines > 1) runs.push_back(std::move(cur));
+  return runs;
+}
+
+}  // namespace nodeprobe::diag

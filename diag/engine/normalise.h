@@ -1,0 +1,57 @@
+#pragma once
+/// Normalisation: one physical line as it arrives (journald JSON, docker
+/// json-file, rsyslog #012 escapes, colour codes, Python reprs with "\n",
+/// progress bars with '\r') becomes the logical lines inside it, and a
+/// logical line's wrappers (timestamps, hostnames, program[pid]:, dmesg
+/// -T/-x, container, Slurm, torchrun and mpirun prefixes, NCCL's
+/// host:pid:tid [gpu]) can be stripped to the message itself.
+///
+/// The scanner matches raw blocks first (fast path: most lines need
+/// nothing); only a candidate line that needs unwrapping is unwrapped and
+/// matched again piece by piece, so normalising costs nothing on the bulk of
+/// a log. Lines a terminal hard-wrapped at a fixed width are joined back
+/// (wrap_runs) and matched as one.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nodeprobe::diag {
+
+/// True when `line` holds wrapped or escaped content that unwrap() changes.
+bool needs_unwrap(std::string_view line);
+
+/// The logical lines inside one physical line: a JSON record's message
+/// field (MESSAGE, message, msg, log) decoded, ANSI escapes removed, "#011"
+/// as a tab, split at "#012", literal "\n" and '\r'. Empty pieces are
+/// dropped. `time` receives the record's own timestamp when it has one
+/// (__REALTIME_TIMESTAMP, time, timestamp), epoch seconds.
+std::vector<std::string> unwrap(std::string_view line, std::optional<double>* time = nullptr);
+
+/// The message without the wrappers that carry time, host, process,
+/// container, rank or task (see the file comment). Never empty when the
+/// line is not: a line that is all prefix stays as it is.
+std::string_view message_body(std::string_view line);
+
+/// An evidence line for people: the message without its wrappers, whole
+/// when it fits in `max_bytes`, else cut at a word boundary with "...".
+std::string evidence_display(std::string_view text, std::size_t max_bytes);
+
+/// A run of physical lines that a terminal hard-wrapped: [first, last]
+/// 0-based line indexes within a block and the joined text.
+struct WrapRun {
+  std::size_t first_offset = 0;  ///< byte offset of the first line in the block
+  long first_line = 0;           ///< index of the first line in the block (0-based)
+  int lines = 0;
+  std::string text;
+};
+
+/// Runs of lines hard-wrapped at one fixed width in `block`: the width is a
+/// line length >= 60 that at least three lines share exactly and no line
+/// exceeds; a run is such full-width lines followed by the continuation,
+/// which must not itself start like a new log line. Empty when the block
+/// shows no wrapping (the common case, found with one pass of memchr).
+std::vector<WrapRun> wrap_runs(std::string_view block);
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,280 @@
+#include "rules.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "nodeprobe/finding_ids.h"
+#include "playbook.h"
+
+#if NODEPROBE_HAVE_RE2
+#include <re2/re2.h>
+#endif
+
+extern const char* const kNodeprobeRulesJson;
+
+namespace nodeprobe::diag {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& doc, const std::string& what) { throw RulesError(doc + ": " + what); }
+
+void only_keys(const json& j, const std::set<std::string>& allowed, const std::string& doc, const std::string& where) {
+  if (!j.is_object()) fail(doc, where + " must be an object");
+  for (const auto& kv : j.items())
+    if (!allowed.count(kv.key())) fail(doc, "unknown key '" + kv.key() + "' in " + where);
+}
+
+std::string opt_string(const json& j, const char* key, const std::string& doc, const std::string& where) {
+  if (!j.contains(key)) return {};
+  if (!j.at(key).is_string()) fail(doc, where + "." + key + " must be a string");
+  return j.at(key).get<std::string>();
+}
+
+std::vector<std::string> opt_strings(const json& j, const char* key, const std::string& doc, const std::string& where) {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  if (!j.at(key).is_array()) fail(doc, where + "." + key + " must be an array of strings");
+  for (const auto& v : j.at(key)) {
+    if (!v.is_string() || v.get<std::string>().empty()) fail(doc, where + "." + key + " holds a non-string or empty item");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+Severity opt_severity(const json& j, const char* key, const std::string& doc, const std::string& where) {
+  if (!j.contains(key)) return Severity::kUnknown;
+  const Severity s = j.at(key).is_string() ? severity_from_string(j.at(key).get<std::string>()) : Severity::kUnknown;
+  if (s == Severity::kUnknown) fail(doc, where + "." + key + " must be info, warn or error");
+  return s;
+}
+
+bool good_key(const std::string& k) {
+  if (k.empty() || k.size() > 64) return false;
+  return std::all_of(k.begin(), k.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '.';
+  });
+}
+
+// The dialect RE2 and grep -E read alike (see rules.h); the benchmark
+// compares the scanner with grep on these very patterns.
+void check_dialect(const std::string& p, const std::string& doc, const std::string& where) {
+  const std::string body = p.rfind("(?i)", 0) == 0 ? p.substr(4) : p;
+  auto bad = [&](const std::string& why) { fail(doc, where + ": pattern '" + p + "' " + why); };
+  if (body.empty()) bad("is empty");
+  if (body.find("(?") != std::string::npos) bad("uses (?...) groups or flags (only a leading (?i) is allowed)");
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '\\' && i + 1 < body.size()) {
+      const char e = body[i + 1];
+      if (e == 'd' || e == 'D' || e == 'A' || e == 'z' || e == 'Q' || e == 'E' || e == 'p' || e == 'P')
+        bad(std::string("uses \\") + e + " (not in grep -E)");
+      ++i;
+      continue;
+    }
+    if ((c == '*' || c == '+' || c == '?' || c == '}') && i + 1 < body.size() && body[i + 1] == '?')
+      bad("uses a lazy quantifier");
+  }
+}
+
+#if NODEPROBE_HAVE_RE2
+void check_regex(const std::string& p, bool need_names, const std::string& doc, const std::string& where) {
+  RE2::Options o;
+  o.set_log_errors(false);
+  RE2 re(p, o);
+  if (!re.ok()) fail(doc, where + ": '" + p + "' does not compile: " + re.error());
+  if (need_names && re.NamedCapturingGroups().empty()) fail(doc, where + ": extract '" + p + "' has no named group");
+  for (const auto& [n, i] : re.NamedCapturingGroups()) {
+    (void)i;
+    if (!good_key(n) || n.find('.') != std::string::npos) fail(doc, where + ": fact name '" + n + "' is not lower_snake");
+  }
+}
+#else
+void check_regex(const std::string&, bool, const std::string&, const std::string&) {}
+#endif
+
+Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
+  const std::string where = "rule " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+  only_keys(j,
+            {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by",
+             "follow_lines", "fold", "event", "event_window_s", "needs", "otherwise_cause", "otherwise_severity",
+             "lookalikes", "note"},
+            doc, where);
+  Rule r;
+  r.key = opt_string(j, "key", doc, where);
+  if (!good_key(r.key)) fail(doc, where + ": key must be lower_snake words joined by dots");
+  r.finding = opt_string(j, "finding", doc, where);
+  r.cause = opt_string(j, "cause", doc, where);
+  if (!r.finding.empty()) {
+    if (!find_finding_kind(r.finding)) fail(doc, where + ": unknown finding id '" + r.finding + "'");
+    if (!r.cause.empty() && !pb.cause(r.finding, r.cause))
+      fail(doc, where + ": the playbook has no cause '" + r.cause + "' for " + r.finding);
+  } else if (!r.cause.empty()) {
+    fail(doc, where + ": a cause needs a finding");
+  }
+  r.severity = opt_severity(j, "severity", doc, where);
+  r.judge = opt_string(j, "judge", doc, where);
+  if (!r.judge.empty() && std::find(known_judges().begin(), known_judges().end(), r.judge) == known_judges().end())
+    fail(doc, where + ": unknown judge '" + r.judge + "'");
+  if (!j.contains("patterns") || !j.at("patterns").is_array() || j.at("patterns").empty())
+    fail(doc, where + ": 'patterns' must be a non-empty array");
+  for (const auto& p : j.at("patterns")) {
+    only_keys(p, {"re", "src"}, doc, where + ".patterns[]");
+    RulePattern rp{opt_string(p, "re", doc, where), opt_string(p, "src", doc, where)};
+    if (rp.src.empty()) fail(doc, where + ": pattern '" + rp.re + "' lacks 'src' (where the message is emitted)");
+    check_dialect(rp.re, doc, where);
+    check_regex(rp.re, false, doc, where);
+    r.patterns.push_back(std::move(rp));
+  }
+  r.unless = opt_strings(j, "unless", doc, where);
+  for (const auto& u : r.unless) check_regex(u, false, doc, where + ".unless");
+  r.extract = opt_strings(j, "extract", doc, where);
+  for (const auto& x : r.extract) check_regex(x, true, doc, where + ".extract");
+  r.suppressed_by = opt_strings(j, "suppressed_by", doc, where);
+  if (j.contains("follow_lines")) {
+    const json& v = j.at("follow_lines");
+    if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 8) fail(doc, where + ".follow_lines must be 0..8");
+    r.follow_lines = v.get<int>();
+  }
+  r.fold = opt_string(j, "fold", doc, where);
+  r.event = opt_strings(j, "event", doc, where);
+  if (j.contains("event_window_s")) {
+    const json& v = j.at("event_window_s");
+    if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 3600)
+      fail(doc, where + ".event_window_s must be 0..3600 seconds");
+    r.event_window_s = v.get<double>();
+  }
+  r.needs = opt_strings(j, "needs", doc, where);
+  r.otherwise_cause = opt_string(j, "otherwise_cause", doc, where);
+  r.otherwise_severity = opt_severity(j, "otherwise_severity", doc, where);
+  if (!r.otherwise_cause.empty()) {
+    if (r.needs.empty()) fail(doc, where + ": otherwise_cause without needs");
+    if (r.finding.empty() || !pb.cause(r.finding, r.otherwise_cause))
+      fail(doc, where + ": the playbook has no cause '" + r.otherwise_cause + "' for " + r.finding);
+  }
+  r.lookalikes = opt_strings(j, "lookalikes", doc, where);
+  return r;
+}
+
+}  // namespace
+
+const std::vector<std::string>& known_judges() {
+  static const std::vector<std::string> j = {"xid", "selinux", "cuda_version", "governor", "aer", "nccl_net"};
+  return j;
+}
+
+RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, const Playbook& pb) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    fail(name, std::string("not valid JSON: ") + e.what());
+  }
+  only_keys(root, {"schema", "description", "rules"}, name, "the document");
+  if (root.value("schema", "") != "nodeprobe.rules/1") fail(name, "schema must be nodeprobe.rules/1");
+  if (!root.contains("rules") || !root.at("rules").is_array()) fail(name, "'rules' must be an array");
+  RuleSet set;
+  std::set<std::string> keys;
+  for (const auto& j : root.at("rules")) {
+    Rule r = parse_rule(j, name, pb);
+    r.origin = name;
+    if (!keys.insert(r.key).second) fail(name, "duplicate rule key '" + r.key + "'");
+    set.rules_.push_back(std::move(r));
+  }
+  set.check_references(name);
+  return set;
+}
+
+void RuleSet::check_references(const std::string& name) const {
+  for (const auto& r : rules_) {
+    for (const auto& s : r.suppressed_by)
+      if (!find(s)) fail(name, "rule " + r.key + ": suppressed_by names unknown rule '" + s + "'");
+    for (const auto& s : r.needs)
+      if (!find(s)) fail(name, "rule " + r.key + ": needs names unknown rule '" + s + "'");
+  }
+}
+
+void RuleSet::add(const RuleSet& site) {
+  for (const auto& r : site.rules_) {
+    if (find(r.key)) throw RulesError(r.origin + ": rule key '" + r.key + "' is already defined (" + find(r.key)->origin + ")");
+    rules_.push_back(r);
+  }
+  check_references(site.rules_.empty() ? std::string("rules") : site.rules_.front().origin);
+}
+
+const Rule* RuleSet::find(const std::string& key) const {
+  for (const auto& r : rules_)
+    if (r.key == key) return &r;
+  return nullptr;
+}
+
+std::size_t RuleSet::pattern_count() const {
+  std::size_t n = 0;
+  for (const auto& r : rules_) n += r.patterns.size();
+  return n;
+}
+
+const char* embedded_rules_json() { return kNodeprobeRulesJson; }
+
+const RuleSet& default_rules() {
+  static const RuleSet rules = RuleSet::parse(kNodeprobeRulesJson, "rules.json", default_playbook());
+  return rules;
+}
+
+std::string to_posix_ere(const std::string& pattern) {
+  if (pattern.rfind("(?i)", 0) != 0) return pattern;
+  const std::string p = pattern.substr(4);
+  auto other = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return static_cast<char>(std::islower(u) ? std::toupper(u) : std::tolower(u));
+  };
+  auto letter = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {  // escapes (\s, \., ...) stay as they are
+      out += c;
+      out += p[++i];
+    } else if (c == '[') {
+      // A bracket expression: keep it, then add the other case of its
+      // letters and letter ranges ([a-f] -> [a-fA-F]).
+      std::size_t j = i + 1;
+      std::string head = "[";
+      if (j < p.size() && p[j] == '^') head += p[j++];
+      std::string body, extra;
+      bool first = true;
+      while (j < p.size() && (p[j] != ']' || first)) {
+        first = false;
+        if (p[j] == '\\' && j + 1 < p.size()) {
+          body += p.substr(j, 2);
+          j += 2;
+        } else if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
+          body += p.substr(j, 3);
+          if (letter(p[j]) && letter(p[j + 2])) extra += std::string(1, other(p[j])) + "-" + other(p[j + 2]);
+          j += 3;
+        } else {
+          body += p[j];
+          if (letter(p[j])) extra += other(p[j]);
+          ++j;
+        }
+      }
+      // A trailing '-' is a literal only in last place: keep it there.
+      const bool dash = body.size() > 1 && body.back() == '-' && body[body.size() - 2] != '\\';
+      if (dash) body.pop_back();
+      out += head + body + extra + (dash ? "-" : "") + "]";
+      i = j;
+    } else if (letter(c)) {
+      out += '[';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      out += ']';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,96 @@
+#pragma once
+/// Line rules as data (diag/playbook/rules.json, embedded in the binary like
+/// the playbook; `nodeprobe diag --rules FILE` adds a site's own). Each rule
+/// names the finding it raises (or, without one, a *signal* that context
+/// rules consume: "NCCL used sockets", "this log talks about an NVIDIA GPU"),
+/// the playbook cause that explains it, detection patterns each with the
+/// source that emits the message, look-alike guards, the regexes that pull
+/// named facts out of a matching line, what identifies one event, and the
+/// context it needs. Validated at load: a bad rule is a one-line error
+/// naming the document and the rule.
+///
+/// Detection patterns use a subset that RE2 and POSIX ERE (GNU grep -E) read
+/// alike: literals, . [] () | ? * + {m,n}, \s \S \b, escaped punctuation, and
+/// an optional leading (?i). No \d, no (?:), no anchors other than a leading
+/// ^, no lazy quantifiers. Extraction regexes are full RE2.
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "nodeprobe/report.h"
+
+namespace nodeprobe::diag {
+
+class Playbook;
+
+class RulesError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RulePattern {
+  std::string re;   ///< detection pattern (grep -E compatible subset)
+  std::string src;  ///< where the message comes from: "repo path: format string"
+};
+
+struct Rule {
+  std::string key;                    ///< stable rule key ("nvrm.xid")
+  std::string finding;                ///< finding id; "" for a signal
+  std::string cause;                  ///< playbook cause key; "" for the entry's default
+  std::vector<RulePattern> patterns;  ///< detection; any one matching fires the rule
+  std::vector<std::string> unless;    ///< look-alike guards: a line matching one does not fire
+  Severity severity = Severity::kUnknown;  ///< kUnknown: the playbook's severity
+  std::string judge;                  ///< named judgement of the facts ("xid", "selinux", ...)
+  std::vector<std::string> extract;   ///< RE2 with named groups, tried in order on the line
+  std::vector<std::string> suppressed_by;  ///< rule keys that take precedence on the same line
+  int follow_lines = 0;               ///< following lines appended before extraction
+  std::string fold;                   ///< fact whose value splits findings ("code" for Xids)
+  /// Facts that name one event (the killed pid of an OOM report): lines
+  /// with the same values within event_window_s are one occurrence.
+  std::vector<std::string> event;
+  double event_window_s = 2;          ///< lines of one report this close in time are one event
+  /// Required context: the rule raises its finding only when one of these
+  /// rule keys (signals or findings) also matched in the same source;
+  /// otherwise it raises `otherwise_cause` at `otherwise_severity`, or
+  /// nothing when no otherwise_cause is given.
+  std::vector<std::string> needs;
+  std::string otherwise_cause;
+  Severity otherwise_severity = Severity::kUnknown;
+  std::vector<std::string> lookalikes;  ///< lines (as emitted) this rule must not fire on; tested
+  std::string origin;                 ///< "built-in" or the site file it came from
+};
+
+/// The validated rules, in a stable order.
+class RuleSet {
+ public:
+  /// Parses and validates one rules document (schema nodeprobe.rules/1)
+  /// against the playbook (finding ids, causes). `name` names the document
+  /// in errors. Throws RulesError with a one-line reason.
+  static RuleSet parse(const std::string& json_text, const std::string& name, const Playbook& pb);
+
+  /// Adds a site's rules after these; a key already present is an error.
+  void add(const RuleSet& site);
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  const Rule* find(const std::string& key) const;
+  std::size_t pattern_count() const;
+
+ private:
+  void check_references(const std::string& name) const;
+  std::vector<Rule> rules_;
+};
+
+/// The rules built into this binary (validated on first use against the
+/// built-in playbook). One seam for where rule data comes from.
+const RuleSet& default_rules();
+const char* embedded_rules_json();
+
+/// Judges a rule may name, each implemented in rule_engine.cpp.
+const std::vector<std::string>& known_judges();
+
+/// Rewrites one detection pattern for GNU grep -E (case folding of a leading
+/// (?i) spelled out as [xX] classes). Used by the benchmark and its test.
+std::string to_posix_ere(const std::string& pattern);
+
+}  // namespace nodeprobe::diag

@@ -1,0 +1,317 @@
+// Every wrapper a line arrives in: the same message gives the same finding,
+// with the wrapper's time; wrapped, escaped and JSON-encoded lines are
+// unwrapped; one kernel event read through several sources or printed as
+// several lines counts once; events before the judged window are info.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "collector.h"
+#include "diagnose.h"
+#include "nodeprobe/finding_ids.h"
+#include "normalise.h"
+#include "playbook.h"
+#include "rule_engine.h"
+
+namespace nodeprobe::diag {
+namespace {
+
+constexpr double kNow = 1764432000;  // 2025-11-29T16:00:00Z
+
+RuleEngine& engine() {
+  static RuleEngine e(default_playbook());
+  return e;
+}
+
+SourceResult run(const std::string& text, AnalysisOptions opt = {}, const std::string& name = "test.log") {
+  if (opt.time.now == 0) opt.time.now = kNow;
+  LineBlockReader reader(text, name);
+  return engine().analyze(reader, name, opt);
+}
+
+std::string ids(const SourceResult& r) {
+  std::string s;
+  for (const auto& [k, a] : r.findings.all()) s += k.id + "/" + k.cause + " ";
+  return s;
+}
+
+const Accum* find(const SourceResult& r, const std::string& id) {
+  for (const auto& [k, a] : r.findings.all())
+    if (k.id == id) return &a;
+  return nullptr;
+}
+
+// One Xid line in every wrapper people paste it in.
+TEST(Normalise, TheSameXidInEveryWrapperGivesTheSameFinding) {
+  const std::string msg = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.";
+  const std::vector<std::pair<std::string, bool>> wrapped = {  // line, carries a wall time
+      {"[ 1936.510073] " + msg, false},                                                  // dmesg
+      {"[Fri Aug 30 11:11:22 2024] " + msg, true},                                        // dmesg -T
+      {"kern  :err   : [ 1936.510073] " + msg, false},                                   // dmesg -x
+      {"<3>[ 1936.510073] " + msg, false},                                                // /dev/kmsg-ish
+      {"Aug 30 11:11:22 gpu-node-7 kernel: " + msg, true},                                // syslog / journalctl short
+      {"Aug 30 11:11:22 gpu-node-7 kernel: [ 1936.510073] " + msg, true},                 // syslog with dmesg stamp
+      {"2024-08-30T11:11:22.123456+0000 gpu-node-7 kernel: " + msg, true},                // journalctl -o short-iso-precise
+      {"2024-08-30T11:11:22+00:00 gpu-node-7 kernel: " + msg, true},                      // rsyslog RFC 3339
+      {R"({"__REALTIME_TIMESTAMP":"1725016282123456","_HOSTNAME":"gpu-node-7","MESSAGE":")" + msg + R"("})", true},  // journalctl -o json
+      {R"({"log":")" + msg + R"(\n","stream":"stderr","time":"2024-08-30T11:11:22.1Z"})", true},                      // docker json-file
+      {"2024-08-30T11:11:22.123456789Z stderr F " + msg, true},                          // containerd CRI
+      {"[pod/trainer-0/pytorch] " + msg, false},                                          // kubectl logs --prefix
+      {"trainer-1  | " + msg, false},                                                     // docker compose
+      {"3: " + msg, false},                                                               // srun --label
+      {"[rank3]: " + msg, false},                                                         // torchrun
+      {"[default3]:" + msg, false},                                                       // torchrun --tee
+      {"[1,3]<stderr>:" + msg, false},                                                    // mpirun --tag-output
+      {"\x1b[31m" + msg + "\x1b[0m", false},                                              // colour codes
+      {"  | 2024-08-30T11:11:22.123-07:00 | " + msg, true},                              // CloudWatch console table
+  };
+  for (const auto& [line, timed] : wrapped) {
+    SCOPED_TRACE(line);
+    const SourceResult r = run(line + "\n");
+    const Accum* a = find(r, "gpu.xid");
+    ASSERT_NE(a, nullptr) << ids(r);
+    EXPECT_EQ(a->facts.value("code", std::string()), "79");
+    EXPECT_EQ(a->first_time.has_value(), timed);
+    EXPECT_EQ(std::string(message_body(a->first.front().text)).rfind("NVRM: Xid", 0), 0u) << a->first.front().text;
+  }
+}
+
+TEST(Normalise, Rsyslog012EscapesSplitIntoLogicalLines) {
+  // rsyslog writes the API mismatch message's line breaks as #012.
+  const SourceResult r = run(
+      "Jul 14 06:17:13 node1 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this "
+      "kernel module has the version 530.30.02.  Please#012NVRM: make sure that this kernel module and all NVIDIA "
+      "driver#012NVRM: components have the same version.\n");
+  const Accum* a = find(r, "gpu.driver_kernel_mismatch");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->facts.value("client_version", std::string()), "535.54.03");
+  EXPECT_EQ(a->facts.value("module_version", std::string()), "530.30.02");
+}
+
+TEST(Normalise, EscapedQuotesInJournalJsonStillGiveTheFacts) {
+  const SourceResult r = run(
+      R"({"__REALTIME_TIMESTAMP":"1692020151457000","MESSAGE":"AVC avc:  denied  { read } for  pid=1 comm=\"nvidia-smi\" name=\"nvidiactl\" scontext=a_t tcontext=b_t tclass=chr_file permissive=0"})"
+      "\n");
+  const Accum* a = find(r, "selinux.avc");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->key.cause, "enforcing");
+  EXPECT_EQ(a->facts.at("comm").at(0), "nvidia-smi");
+  ASSERT_TRUE(a->first_time.has_value());
+  EXPECT_NEAR(*a->first_time, 1692020151.457, 0.01);
+}
+
+TEST(Normalise, PythonReprWithEscapedNewlinesIsSplit) {
+  const SourceResult r = run(
+      "DistBackendError('NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled system "
+      "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3\\nncclSystemError: System call (e.g. socket, "
+      "malloc) or external library call failed or device error. \\nLast error:\\nsocketStartConnect: Connect to "
+      "10.0.0.2<45763> failed : No route to host')\n");
+  const Accum* a = find(r, "nccl.network_config");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->key.cause, "socket_error");
+  EXPECT_EQ(a->facts.value("error", std::string()), "No route to host");
+}
+
+TEST(Normalise, TracebackCauseFarFromTheExceptionLine) {
+  // The exception line says little; the cause is printed 30 lines earlier
+  // without NCCL's WARN prefix ("Last error:").
+  std::string text = "Last error:\nsocketPollConnect: Connect to 10.0.0.4<56849> returned 113(No route to host) errno 115(Operation now in progress)\n";
+  for (int i = 0; i < 30; ++i) text += "  File \"/opt/conda/lib/python3.10/site-packages/torch/distributed/x.py\", line " + std::to_string(100 + i) + ", in f\n";
+  text += "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error\n";
+  const SourceResult r = run(text);
+  const Accum* a = find(r, "nccl.network_config");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->key.cause, "socket_error");  // not the generic "unhandled system error"
+}
+
+TEST(Normalise, TerminalWrappedLinesAreJoined) {
+  // A terminal 80 columns wide cut the watchdog message in the middle of its
+  // key phrase; the pieces alone match nothing.
+  const std::string full =
+      "[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600060 "
+      "milliseconds before timing out.";
+  std::string wrapped;
+  for (std::size_t i = 0; i < full.size(); i += 80) wrapped += full.substr(i, 80) + "\n";
+  std::string pad;  // other 80-column lines of the same paste
+  for (int i = 0; i < 3; ++i) pad += std::string(80, 'x') + "\n";
+  ASSERT_EQ(full.substr(80, 20).find("Watchdog caught"), std::string::npos);
+  const SourceResult r = run(pad + wrapped);
+  const Accum* a = find(r, "nccl.timeout");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->facts.value("op", std::string()), "ALLREDUCE");
+  EXPECT_EQ(a->first.front().line, 4);  // the run's first line
+}
+
+TEST(Normalise, LinesCutByATerminalStillMatch) {
+  // less -S / a journalctl pager cut the line at the screen's edge.
+  const SourceResult r = run("Aug 30 11:11:22 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=18\n");
+  const Accum* a = find(r, "gpu.xid");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->facts.value("code", std::string()), "79");
+}
+
+TEST(Normalise, MessageBodyStripsOnlyWrappers) {
+  EXPECT_EQ(message_body("Aug 30 11:11:22 host kernel: [ 12.3] NVRM: Xid x"), "NVRM: Xid x");
+  EXPECT_EQ(message_body("2024-08-30T11:11:22+0000 host python3[123]: RuntimeError: boom"), "RuntimeError: boom");
+  EXPECT_EQ(message_body("host:12:34 [0] NCCL WARN Net : x"), "NCCL WARN Net : x");
+  EXPECT_EQ(message_body("[rank1]:[E1206 18:44:12.715 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog"), "[Rank 1] Watchdog");
+  EXPECT_EQ(message_body("RuntimeError: plain"), "RuntimeError: plain");
+  EXPECT_EQ(message_body("[rank0]:"), "[rank0]:");  // all prefix: unchanged
+}
+
+TEST(Normalise, EvidenceForPeopleIsWholeOrCutAtAWord) {
+  const std::string line = "Aug 30 11:11:22 host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.";
+  EXPECT_EQ(evidence_display(line, 300), "NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.");
+  const std::string cut = evidence_display(line, 60);
+  EXPECT_LE(cut.size(), 64u);
+  EXPECT_EQ(cut.substr(cut.size() - 4), " ...");
+  EXPECT_EQ(line.find(cut.substr(0, cut.size() - 4)) != std::string::npos, true);
+}
+
+// ---- issue 20: one event, one count -----------------------------------------------------------
+
+TEST(Events, OneOomReportIsOneEventNotThreeLines) {
+  const SourceResult r = run(
+      "[ 518.050000] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0\n"
+      "[ 518.050100] CPU: 3 PID: 26420 Comm: python Not tainted 5.15.0-1051-aws #56-Ubuntu\n"
+      "[ 518.050200] [  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n"
+      "[ 518.050300] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice,task=python,pid=26420,uid=1000\n"
+      "[ 518.050606] Out of memory: Killed process 26420 (python) total-vm:11964kB, anon-rss:4288kB, file-rss:3028kB, shmem-rss:0kB, UID:1000 pgtables:44kB oom_score_adj:0\n"
+      "[ 518.053407] oom_reaper: reaped process 26420 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB\n");
+  const Accum* a = find(r, "host.oom");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->count, 1);
+  EXPECT_EQ(a->lines, 4);
+  // A line that names the killed process leads the evidence, not the header.
+  EXPECT_NE(a->first.front().text.find("26420"), std::string::npos) << a->first.front().text;
+}
+
+TEST(Events, TwoKillsAreTwoEvents) {
+  const SourceResult r = run(
+      "May 15 23:09:30 h kernel: [  518.050606] Out of memory: Killed process 15784 (python3) total-vm:11964kB, anon-rss:4288kB\n"
+      "May 15 23:09:30 h kernel: [  518.053407] oom_reaper: reaped process 15784 (python3), now anon-rss:0kB\n"
+      "May 15 23:09:30 h kernel: [  518.070786] Out of memory: Killed process 15783 (python3) total-vm:11964kB, anon-rss:4288kB\n"
+      "May 15 23:09:30 h kernel: [  518.073567] oom_reaper: reaped process 15783 (python3), now anon-rss:0kB\n");
+  const Accum* a = find(r, "host.oom");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->count, 2);
+}
+
+TEST(Events, TheSameKernelEventInKmsgAndSyslogCountsOnce) {
+  const std::string kmsg =
+      "2025-11-29T10:00:00.123456Z kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.\n"
+      "2025-11-29T10:05:00.000000Z kernel: Out of memory: Killed process 26420 (python) total-vm:11964kB, anon-rss:4288kB\n";
+  const std::string syslog =
+      "Nov 29 10:00:00 node1 kernel: [ 1936.510073] NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.\n"
+      "Nov 29 10:05:01 node1 kernel: [ 2236.000000] Out of memory: Killed process 26420 (python) total-vm:11964kB, anon-rss:4288kB\n";
+  const std::string dmesg =  // seconds since boot only: matched by the event's facts
+      "[ 1936.510073] NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.\n"
+      "[ 2236.000000] Out of memory: Killed process 26420 (python) total-vm:11964kB, anon-rss:4288kB\n";
+  FindingSet all;
+  all.merge(run(kmsg, {}, "kernel/kmsg.log").findings);
+  all.merge(run(syslog, {}, "logs/messages").findings);
+  all.merge(run(dmesg, {}, "dmesg.txt").findings);
+  const auto out = all.render(default_playbook());
+  int xid = 0, oom = 0;
+  for (const auto& f : out) {
+    if (f.id == "gpu.xid") xid += static_cast<int>(f.count);
+    if (f.id == "host.oom") oom += static_cast<int>(f.count);
+  }
+  EXPECT_EQ(xid, 1);
+  EXPECT_EQ(oom, 1);
+}
+
+TEST(Events, DistinctPidsAreDistinctEventsEvenInOneSecond) {
+  std::string text;
+  for (int i = 0; i < 5; ++i)
+    text += "2025-11-29T10:00:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=" + std::to_string(100 + i) +
+            ", name=python, Graphics SM Warp Exception\n";
+  text += "2025-11-29T10:00:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=104, name=python, Graphics SM Warp Exception\n";
+  const Accum* a = find(run(text), "gpu.xid");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->count, 5);
+  EXPECT_EQ(a->lines, 6);
+}
+
+// ---- issue 20: the judged window ----------------------------------------------------------------
+
+TEST(Window, EventsBeforeTheBootAreInfoWithTheirAge) {
+  AnalysisOptions opt;
+  opt.current_from = kNow - 1800;  // booted 30 min ago
+  opt.window = "before the current boot";
+  const SourceResult r = run(
+      "2025-11-29T14:00:00Z kernel: Out of memory: Killed process 26420 (nodeprobe) total-vm:11964kB, anon-rss:4288kB\n"
+      "2025-11-29T15:50:00Z kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.\n",
+      opt);
+  const auto out = r.findings.render(default_playbook(), kNow);
+  const Finding* oom = nullptr;
+  const Finding* xid = nullptr;
+  for (const auto& f : out) {
+    if (f.id == "host.oom") oom = &f;
+    if (f.id == "gpu.xid") xid = &f;
+  }
+  ASSERT_NE(oom, nullptr);
+  ASSERT_NE(xid, nullptr);
+  EXPECT_EQ(oom->severity, Severity::kInfo);
+  EXPECT_EQ(oom->action, "none");
+  EXPECT_NE(oom->title.find("2 h 0 min ago"), std::string::npos) << oom->title;
+  EXPECT_NE(oom->title.find("before the current boot"), std::string::npos) << oom->title;
+  EXPECT_EQ(xid->severity, Severity::kError);  // after the boot: judged now
+  EXPECT_EQ(xid->action, "reboot");
+  EXPECT_EQ(node_action(out), "reboot");
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag
+
+namespace nodeprobe::diag {
+namespace {
+
+// A bundle remembers when its host booted: kernel events before that boot
+// are the past (info with their age), events after it are judged.
+TEST(Window, ABundleJudgesFromItsHostsBoot) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("np-window-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "logs");
+  Manifest m;
+  m.created = "2025-11-29T16:00:00Z";
+  m.created_epoch = kNow;
+  m.boot_epoch = kNow - 1800;
+  m.files.push_back({"logs/messages", "/var/log/messages", "ok", "", 0});
+  std::ofstream(dir / "manifest.json") << manifest_to_json(m).dump(1);
+  std::ofstream(dir / "logs/messages")
+      << "Nov 29 14:00:00 node1 kernel: Out of memory: Killed process 26420 (nodeprobe) total-vm:11964kB, anon-rss:4288kB\n"
+      << "Nov 29 14:00:00 node1 kernel: oom_reaper: reaped process 26420 (nodeprobe), now anon-rss:0kB\n";
+  DiagInputs in;
+  in.bundle = dir.string();
+  in.now = kNow;
+  Report rep;
+  const DiagOutcome out = diagnose(rep, in);
+  fs::remove_all(dir);
+  ASSERT_TRUE(out.input_errors.empty()) << out.input_errors.front();
+  ASSERT_EQ(rep.findings.size(), 1u);
+  const Finding& f = rep.findings.front();
+  EXPECT_EQ(f.id, "host.oom");
+  EXPECT_EQ(f.severity, Severity::kInfo);
+  EXPECT_EQ(f.count, 1);
+  EXPECT_NE(f.title.find("before the current boot"), std::string::npos) << f.title;
+  EXPECT_EQ(rep.action, "none");
+  // accept's --since narrows the window further; diag's --since still drops.
+  in.judge_from_boot = false;
+  Report all;
+  fs::create_directories(dir / "logs");
+  std::ofstream(dir / "manifest.json") << manifest_to_json(m).dump(1);
+  std::ofstream(dir / "logs/messages")
+      << "Nov 29 14:00:00 node1 kernel: Out of memory: Killed process 26420 (nodeprobe) total-vm:11964kB, anon-rss:4288kB\n";
+  diagnose(all, in);
+  fs::remove_all(dir);
+  ASSERT_EQ(all.findings.size(), 1u);
+  EXPECT_EQ(all.findings.front().severity, Severity::kError);
+  EXPECT_EQ(all.action, "tune");
+}
+
+}  // namespace
+}  // namespace nodeprobe::diag
