@@ -1,23 +1,18 @@
 #include "loader.h"
 
 #include <sys/resource.h>
-#include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "loader_model.h"
 #include "plan.h"
 
 namespace nodeprobe::io {
 namespace {
-
-double thread_cpu_s() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 double process_cpu_s() {
   rusage ru{};
@@ -45,7 +40,9 @@ class Pipeline final : public BatchSource {
       : ds_(ds), cfg_(cfg), clock_(clock), cap_(cap),
         pool_(cfg.workers, cfg.prefetch, cfg.dispatch == Dispatch::kRoundRobin) {
     const std::size_t slots = pool_.slots();
-    lazy_after_ = cfg.step_s <= 0 && !staging.info().device && slots > cfg.workers ? slots - cfg.workers : 1;
+    lazy_after_ = cfg.step_s <= 0 && cfg.batch_cpu_s <= 0 && !staging.info().device && slots > cfg.workers
+                      ? slots - cfg.workers
+                      : 1;
     state_.assign(slots, kFree);
     batch_of_.assign(slots, kNone);
     bytes_of_.assign(slots, 0);
@@ -81,12 +78,20 @@ class Pipeline final : public BatchSource {
     threads_.clear();
   }
 
+  // With the DataLoader model, the main process's per-batch work (receive,
+  // unpickle, map the tensors) happens here, inside next(): the training loop
+  // waits for it as it waits for data.
   bool acquire(std::size_t k) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    waiting_for_ = k;
-    ready_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
-    waiting_for_ = kNone;
-    return is_ready(k) && error_.empty();
+    bool ok = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      waiting_for_ = k;
+      ready_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
+      waiting_for_ = kNone;
+      ok = is_ready(k) && error_.empty();
+    }
+    if (ok && cfg_.batch_cpu_s > 0) burn_cpu_until(thread_cpu_s() + cfg_.batch_cpu_s);
+    return ok;
   }
 
   void release(std::size_t k) override {
@@ -138,6 +143,7 @@ class Pipeline final : public BatchSource {
         batch_of_[s] = k;
       }
       const double t0 = clock_.now_s();
+      const double c0 = cfg_.sample_cpu_s > 0 ? thread_cpu_s() : 0.0;
       const std::size_t n = k + 1 == plan_.batches ? plan_.last_size : cfg_.batch;
       ReadSlot* r = &reads_[s * cfg_.batch];
       std::uint64_t bytes = 0;
@@ -154,6 +160,8 @@ class Pipeline final : public BatchSource {
         const SampleCheck c = check_sample(r[i].data, r[i].got, len, r[i].sample);
         if (c != SampleCheck::kOk) bad_sample(r[i].sample, c);
       }
+      // The Python work of a DataLoader worker: what the read left of n x sample_cpu.
+      if (cfg_.sample_cpu_s > 0) burn_cpu_until(c0 + static_cast<double>(n) * cfg_.sample_cpu_s);
       const double t1 = clock_.now_s();
       (*latency_)[k] = t1 - t0;
       st.busy_s += t1 - t0;
@@ -306,6 +314,7 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       const ReadSlot* r = pipe.batch_reads(k, &n, &bytes);
       res.samples += n;
       res.bytes += bytes;
+      if (cfg.step_cpu_s > 0) burn_cpu_until(thread_cpu_s() + std::min(cfg.step_cpu_s, cfg.step_s));
       if (!res.pin.device) return;
       const double h0 = clock.now_s();
       std::size_t off = 0;
@@ -317,7 +326,8 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       res.h2d_s += clock.now_s() - h0;
       res.h2d_bytes += off;
     };
-    consume(pipe, clock, plan.batches, cfg.step_s, e == 0, on_batch, stop, res.consumer);
+    const double sleep_s = std::max(0.0, cfg.step_s - cfg.step_cpu_s);  // the step's CPU part is burnt in on_batch
+    consume(pipe, clock, plan.batches, sleep_s, e == 0, on_batch, stop, res.consumer);
     pipe.stop_and_join();
     res.elapsed_s += clock.now_s() - t0;
     res.cpu_s += process_cpu_s() - cpu0;

@@ -25,6 +25,7 @@ std::vector<std::size_t> default_worker_list(unsigned cores) {
 Recommendation recommend(const std::vector<SweepPoint>& points, double target_au, std::size_t batch,
                          unsigned cores, bool gpu) {
   Recommendation rec;
+  rec.batch = batch;
   const SweepPoint* best = nullptr;
   bool files_measured = false, files_reached = false, shards_measured = false;
   for (const auto& p : points) {
@@ -74,6 +75,17 @@ Recommendation recommend(const std::vector<SweepPoint>& points, double target_au
                 batch, best->workers, best->prefetch);
   rec.pytorch = buf;
   return rec;
+}
+
+void apply_bound(Recommendation& rec, const BoundReport& bound, double target_au) {
+  rec.bound = to_string(bound.bound);
+  rec.advice = bound.advice;
+  if (rec.reached || rec.notes.empty() || rec.pytorch.empty()) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "no configuration reaches AU %.0f %% (best %.1f %%): ", 100 * target_au,
+                100 * rec.best.au);
+  rec.notes.front() = buf + bound.advice;
+  if (bound.bound != Bound::kStorage) rec.pack_shards = false;
 }
 
 }  // namespace nodeprobe::io

@@ -1,0 +1,106 @@
+#include "torch_peer.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cache.h"
+#include "nodeprobe/data_files.h"
+#include "nodeprobe/report.h"
+#include "nodeprobe/subprocess.h"
+
+namespace nodeprobe::io {
+namespace {
+
+constexpr const char* kScript = "torch_loader.py";
+
+// The last non-empty line of a stream (Python's tracebacks end with the error).
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of(" \n\r\t");
+  if (end == std::string::npos) return "";
+  const std::size_t begin = text.rfind('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1) + 1);
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string find_torch_peer(const std::string& python, double timeout_s, Clock& clock, TorchPeer* peer) {
+  std::string looked;
+  const std::string script = find_data_file(kScript, &looked);
+  if (script.empty()) return std::string(kScript) + " not found (looked in " + looked + ")";
+  SpawnOptions so;
+  so.argv = {python, "-c", "import torch; print(torch.__version__)"};
+  so.capture_stdout = so.capture_stderr = true;
+  so.timeout_s = timeout_s;
+  const SpawnResult r = run_process(so, clock);
+  if (!r.exited_ok()) {
+    std::string why = last_line(r.err);
+    if (why.empty()) why = r.describe();
+    return "`" + python + " -c 'import torch'` failed: " + why;
+  }
+  peer->python = python;
+  peer->script = script;
+  peer->version = last_line(r.out);
+  return "";
+}
+
+PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig& cfg, Collate collate,
+                          double burn_us, double seconds, Clock& clock) {
+  PeerPoint p;
+  p.workers = cfg.workers;
+  p.prefetch = cfg.prefetch;
+  // The same cache state the native loader starts from.
+  if (cfg.cache == CacheMode::kCold) evict(ds);
+  else if (cfg.cache == CacheMode::kWarm) prewarm(ds);
+  SpawnOptions so;
+  so.argv = {peer.python, peer.script, "--dir", ds.dir(), "--seconds", fmt(seconds), "--step-ms",
+             fmt(cfg.step_s * 1e3), "--workers", std::to_string(cfg.workers), "--prefetch",
+             std::to_string(cfg.prefetch), "--batch", std::to_string(cfg.batch), "--collate", to_string(collate),
+             "--burn-us", fmt(burn_us), "--seed", std::to_string(cfg.seed)};
+  if (cfg.cache == CacheMode::kCold) so.argv.push_back("--cold");
+  so.capture_stdout = so.capture_stderr = true;
+  so.timeout_s = seconds + 120;  // importing torch and starting workers on a busy node takes a while
+  const SpawnResult r = run_process(so, clock);
+  if (!r.exited_ok()) {
+    p.error = "torch_loader.py " + r.describe() + (last_line(r.err).empty() ? "" : ": " + last_line(r.err));
+    return p;
+  }
+  try {
+    const Json j = Json::parse(last_line(r.out));
+    p.au = j.at("au").get<double>();
+    p.wait_fraction = j.at("wait_fraction").get<double>();
+    p.samples_per_s = j.at("samples_per_s").get<double>();
+    p.batches = j.at("batches").get<std::size_t>();
+  } catch (const std::exception& e) {
+    p.error = std::string("torch_loader.py printed no result (") + e.what() + ")";
+  }
+  if (p.error.empty() && p.batches < 2) p.error = "torch_loader.py delivered fewer than 2 batches";
+  return p;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> peer_settings(std::size_t workers, std::size_t prefetch,
+                                                               const std::vector<std::size_t>& worker_list,
+                                                               const std::vector<std::size_t>& prefetch_list) {
+  std::vector<std::pair<std::size_t, std::size_t>> out{{workers, prefetch}};
+  auto neighbours = [](const std::vector<std::size_t>& list, std::size_t v) {
+    std::vector<std::size_t> sorted = list;
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    std::vector<std::size_t> n;
+    const auto it = std::lower_bound(sorted.begin(), sorted.end(), v);
+    if (it != sorted.begin()) n.push_back(*(it - 1));
+    const auto next = it != sorted.end() && *it == v ? it + 1 : it;
+    if (next != sorted.end()) n.push_back(*next);
+    return n;
+  };
+  for (std::size_t w : neighbours(worker_list, workers)) out.emplace_back(w, prefetch);
+  for (std::size_t p : neighbours(prefetch_list, prefetch)) out.emplace_back(workers, p);
+  return out;
+}
+
+}  // namespace nodeprobe::io
