@@ -327,7 +327,9 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       res.h2d_bytes += off;
     };
     const double sleep_s = std::max(0.0, cfg.step_s - cfg.step_cpu_s);  // the step's CPU part is burnt in on_batch
-    consume(pipe, clock, plan.batches, sleep_s, e == 0, on_batch, stop, res.consumer);
+    // The modelled PyTorch loader frees a worker's slot once next() has the batch.
+    const bool pytorch_model = cfg.sample_cpu_s > 0 || cfg.batch_cpu_s > 0;
+    consume(pipe, clock, plan.batches, sleep_s, e == 0, on_batch, stop, res.consumer, pytorch_model);
     pipe.stop_and_join();
     res.elapsed_s += clock.now_s() - t0;
     res.cpu_s += process_cpu_s() - cpu0;

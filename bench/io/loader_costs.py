@@ -53,11 +53,19 @@ def run_loader(py, ds, collate, batch, epochs, samples):
     return worker_us, main_us, j["torch"]
 
 
-def fit_line(xs, ys):
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
-    return my - slope * mx, slope
+def least_squares(rows, ys):
+    """Coefficients c minimising |rows c - ys| (normal equations, Gaussian elimination)."""
+    n = len(rows[0])
+    a = [[sum(r[i] * r[j] for r in rows) for j in range(n)] + [sum(r[i] * y for r, y in zip(rows, ys))]
+         for i in range(n)]
+    for i in range(n):
+        p = max(range(i, n), key=lambda k: abs(a[k][i]))
+        a[i], a[p] = a[p], a[i]
+        for k in range(n):
+            if k != i and a[i][i]:
+                f = a[k][i] / a[i][i]
+                a[k] = [x - f * y for x, y in zip(a[k], a[i])]
+    return [a[i][n] / a[i][i] if a[i][i] else 0.0 for i in range(n)]
 
 
 def jpeg_costs(batch, workdir, n=256):
@@ -155,20 +163,23 @@ def main():
         for r in rows:
             print("%-9d %-6s %16.1f %16.1f %16.1f" % (r["size"], r["collate"], r["worker_us"], r["main_us"],
                                                       r["native_us"]))
-        lst = [r for r in rows if r["collate"] == "list"]
-        stk = [r for r in rows if r["collate"] == "stack"]
-        a_list, per_mb = fit_line([r["size"] / 1e6 for r in lst], [r["worker_us"] for r in lst])
-        a_stack, _ = fit_line([r["size"] / 1e6 for r in stk], [r["worker_us"] for r in stk])
         b = a.batch
-        share = max(0.0, (a_list - a_stack) * b / (b - 1)) if b > 1 else 0.0
-        read_base = a_list - share
-        m_list = statistics.fmean(r["main_us"] for r in lst)
-        m_stack = statistics.fmean(r["main_us"] for r in stk)
-        tensor = max(0.0, (m_list - m_stack) / (b - 1)) if b > 1 else 0.0
-        batch_base = m_stack - tensor
+        def tensors(r):
+            return b if r["collate"] == "list" else 1
+        # worker per sample = READ_BASE + READ_PER_MB x MB + SHARE_TENSOR x tensors / batch
+        read_base, per_mb, share = least_squares(
+            [[1.0, r["size"] / 1e6, tensors(r) / b] for r in rows], [r["worker_us"] for r in rows])
+        # main per batch = BATCH_BASE + TENSOR x tensors + MAIN_PER_MB x MB per batch
+        batch_base, tensor, main_mb = least_squares(
+            [[1.0, tensors(r), r["size"] * b / 1e6] for r in rows], [r["main_us"] for r in rows])
         print("\n# fit (loader_model.cpp):")
-        print("kReadBaseUs = %.1f  kReadPerMBUs = %.1f  kShareTensorUs = %.1f  kBatchBaseUs = %.1f  kTensorUs = %.1f"
-              % (read_base, per_mb, share, batch_base, tensor))
+        print("kReadBaseUs = %.1f  kReadPerMBUs = %.1f  kShareTensorUs = %.1f" % (read_base, per_mb, share))
+        print("kBatchBaseUs = %.1f  kTensorUs = %.1f  kMainPerMBUs = %.1f" % (batch_base, tensor, main_mb))
+        print("# fit residuals (us): worker %s | main %s" % (
+            " ".join("%+.0f" % (r["worker_us"] - read_base - per_mb * r["size"] / 1e6 - share * tensors(r) / b)
+                     for r in rows),
+            " ".join("%+.0f" % (r["main_us"] - batch_base - tensor * tensors(r) - main_mb * r["size"] * b / 1e6)
+                     for r in rows)))
         if a.jpeg:
             work = tempfile.mkdtemp(prefix="jpeg-", dir=base)
             try:
@@ -181,7 +192,7 @@ def main():
                   "of its output: %.0f us" % (mean / 1e3, w, m, w - plain))
         print(json.dumps({"rows": rows, "fit": {"read_base_us": read_base, "read_per_mb_us": per_mb,
                                                  "share_tensor_us": share, "batch_base_us": batch_base,
-                                                 "tensor_us": tensor}}), file=sys.stderr)
+                                                 "tensor_us": tensor, "main_per_mb_us": main_mb}}), file=sys.stderr)
     finally:
         if not a.dir:
             shutil.rmtree(base, ignore_errors=True)

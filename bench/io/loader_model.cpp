@@ -20,11 +20,12 @@ namespace {
 // less than wall time, but they are one machine's: a node with torch can
 // measure its own (`bench/io/loader_costs.py` prints the flags) and
 // `--peer torch` checks the prediction against the real loader.
-constexpr double kReadBaseUs = 0;     // worker, per sample: the Python-level read, collate excluded
-constexpr double kReadPerMBUs = 0;    // worker, per MB of record (bytearray fill, copy into shared memory)
-constexpr double kShareTensorUs = 0;  // worker, per tensor sent (shared-memory segment, descriptor served)
-constexpr double kBatchBaseUs = 0;    // main, per batch: queue get, unpickle, index put
-constexpr double kTensorUs = 0;       // main, per tensor: descriptor received, mapped, freed
+constexpr double kReadBaseUs = 42;      // worker, per sample: the Python-level read, collate excluded
+constexpr double kReadPerMBUs = 1113;   // worker, per MB handed over (bytearray fill, copy into shared memory)
+constexpr double kShareTensorUs = 196;  // worker, per tensor sent (shared-memory segment, descriptor served)
+constexpr double kBatchBaseUs = 716;    // main, per batch: queue get, unpickle, next index put
+constexpr double kTensorUs = 169;       // main, per tensor: descriptor received, mapped, unmapped
+constexpr double kMainPerMBUs = 145;    // main, per MB of the batch: its shared-memory pages freed
 
 double tensors_per_batch(Collate c, std::size_t batch) {
   return c == Collate::kList ? static_cast<double>(batch) : 1.0;
@@ -67,8 +68,9 @@ double python_read_us(double sample_bytes, Collate collate, std::size_t batch) {
   return kReadBaseUs + kReadPerMBUs * sample_bytes / 1e6 + kShareTensorUs * tensors_per_batch(collate, batch) / b;
 }
 
-double main_batch_us(Collate collate, std::size_t batch) {
-  return kBatchBaseUs + kTensorUs * tensors_per_batch(collate, batch);
+double main_batch_us(double sample_bytes, Collate collate, std::size_t batch) {
+  return kBatchBaseUs + kTensorUs * tensors_per_batch(collate, batch) +
+         kMainPerMBUs * sample_bytes * static_cast<double>(batch) / 1e6;
 }
 
 LoaderCpu loader_cpu(const PipelinePreset& preset, Collate collate, double mean_sample_bytes, std::size_t batch,
@@ -90,7 +92,7 @@ LoaderCpu loader_cpu(const PipelinePreset& preset, Collate collate, double mean_
     c.batch_cpu_s = batch_cpu_us_flag * 1e-6;
     c.batch_from = "--batch-cpu-us";
   } else {
-    c.batch_cpu_s = main_batch_us(collate, batch) * 1e-6;
+    c.batch_cpu_s = main_batch_us(handed, collate, batch) * 1e-6;
     c.batch_from = std::string("measured default (") + to_string(collate) + " collate, " +
                    whole(tensors_per_batch(collate, batch)) + " tensors per batch)";
   }

@@ -59,8 +59,9 @@ struct LoaderCpu {
 /// measured default): kReadBaseUs + kReadPerMBUs x MB, plus the per-tensor
 /// share-memory cost of the collate.
 double python_read_us(double sample_bytes, Collate collate, std::size_t batch);
-/// Main-process CPU per batch inside next(): kBatchBaseUs + kTensorUs x tensors.
-double main_batch_us(Collate collate, std::size_t batch);
+/// Main-process CPU per batch inside next(): kBatchBaseUs + kTensorUs x
+/// tensors + kMainPerMBUs x the batch's MB (freeing its shared memory).
+double main_batch_us(double sample_bytes, Collate collate, std::size_t batch);
 
 /// The model's inputs for a pipeline preset on samples of `mean_sample_bytes`,
 /// batches of `batch`; explicit flags (>= 0) override the defaults.

@@ -166,7 +166,13 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.step_cpu_s = s.cpu.step_cpu_s;
       const LoaderResult res = run_loader(*s.ds, cfg, ctx.clock, budget());
       gpu = gpu || res.pin.device;
-      const WaitSummary sum = summarize(res.consumer);
+      WaitSummary sum = summarize(res.consumer);
+      if (res.consumer.batches < 2 && res.elapsed_s > 0) {
+        // AU leaves the first batch out; with at most one batch that leaves
+        // nothing. What the accelerator did of the whole run is the honest share.
+        sum.au = std::min(1.0, res.consumer.compute_s / res.elapsed_s);
+        sum.wait_fraction = 1 - sum.au;
+      }
       SweepPoint pt{to_string(s.ds->layout()), w, p, sum.au, sum.wait_fraction,
                     res.elapsed_s > 0 ? static_cast<double>(res.samples) / res.elapsed_s : 0.0,
                     res.error.empty() && res.bad_samples == 0};

@@ -39,8 +39,11 @@ class SampleRecords:
     """index.bin of a nodeprobe-io dataset: per sample (offset, length, shard)."""
 
     def __init__(self, root):
-        with open(os.path.join(root, "index.bin"), "rb") as f:
-            data = f.read()
+        try:
+            with open(os.path.join(root, "index.bin"), "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise ValueError(f"{root}: not a nodeprobe-io dataset (no index.bin)") from None
         if len(data) < 40 or data[:8] != b"NPIOIDX1":
             raise ValueError(f"{root}: not a nodeprobe-io dataset (no index.bin)")
         layout, n, k = struct.unpack_from("<IQI", data, 12)

@@ -100,10 +100,11 @@ TEST(IoLoaderModel, DefaultsGrowWithSizeAndTensors) {
   EXPECT_GT(python_read_us(110e3, Collate::kList, 32), 0);
   EXPECT_GT(python_read_us(1e6, Collate::kList, 32), python_read_us(110e3, Collate::kList, 32));
   EXPECT_GE(python_read_us(110e3, Collate::kList, 32), python_read_us(110e3, Collate::kStack, 32));
-  EXPECT_GT(main_batch_us(Collate::kList, 32), main_batch_us(Collate::kStack, 32));
+  EXPECT_GT(main_batch_us(110e3, Collate::kList, 32), main_batch_us(110e3, Collate::kStack, 32));
+  EXPECT_GT(main_batch_us(1e6, Collate::kStack, 32), main_batch_us(110e3, Collate::kStack, 32));
   const LoaderCpu d = loader_cpu(*raw, Collate::kList, 110e3, 32, -1, -1, 0.5, 0.010);
   EXPECT_NEAR(d.sample_cpu_s, python_read_us(110e3, Collate::kList, 32) * 1e-6, 1e-12);
-  EXPECT_NEAR(d.batch_cpu_s, main_batch_us(Collate::kList, 32) * 1e-6, 1e-12);
+  EXPECT_NEAR(d.batch_cpu_s, main_batch_us(110e3, Collate::kList, 32) * 1e-6, 1e-12);
   EXPECT_NEAR(d.step_cpu_s, 0.005, 1e-12);
   EXPECT_NE(d.sample_from.find("measured default for raw"), std::string::npos) << d.sample_from;
   // Flags win.
