@@ -53,6 +53,7 @@ class Pipeline final : public BatchSource {
     }
     for (std::size_t w = 0; w < cfg.workers; ++w) engines_.push_back(make_engine(cfg.method, ds, cfg.batch));
     stats_.resize(cfg.workers);
+    receiver_ = cfg.receive_thread && cfg.batch_cpu_s > 0;
   }
 
   void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<double>* latency) {
@@ -65,7 +66,9 @@ class Pipeline final : public BatchSource {
     std::fill(state_.begin(), state_.end(), kFree);
     std::fill(batch_of_.begin(), batch_of_.end(), kNone);
     pool_.reset();
+    received_ = 0;
     for (std::size_t w = 0; w < cfg_.workers; ++w) threads_.emplace_back([this, w] { work(w); });
+    if (receiver_) threads_.emplace_back([this] { receive(); });
   }
 
   void stop_and_join() {
@@ -80,17 +83,18 @@ class Pipeline final : public BatchSource {
 
   // With the DataLoader model, the main process's per-batch work (receive,
   // unpickle, map the tensors) happens here, inside next(): the training loop
-  // waits for it as it waits for data.
+  // waits for it as it waits for data. With a receive thread (PyTorch's
+  // pin_memory thread) it happened there, and next() only takes the batch.
   bool acquire(std::size_t k) override {
     bool ok = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
       waiting_for_ = k;
-      ready_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
+      ready_cv_.wait(lock, [&] { return stop_ || deliverable(k); });
       waiting_for_ = kNone;
-      ok = is_ready(k) && error_.empty();
+      ok = deliverable(k) && error_.empty();
     }
-    if (ok && cfg_.batch_cpu_s > 0) burn_cpu_until(thread_cpu_s() + cfg_.batch_cpu_s);
+    if (ok && cfg_.batch_cpu_s > 0 && !receiver_) burn_cpu_until(thread_cpu_s() + cfg_.batch_cpu_s);
     return ok;
   }
 
@@ -180,9 +184,29 @@ class Pipeline final : public BatchSource {
                (ready_count >= lazy_after_ || slot_waiters_ > 0 || filled_ == plan_.batches);
       }
       if (wake) ready_cv_.notify_one();
+      if (receiver_) recv_cv_.notify_one();
     }
     st.cpu_s += thread_cpu_s() - cpu0;
   }
+
+  // PyTorch's pin_memory thread: takes the batches in order as workers finish
+  // them, spends the main process's per-batch CPU on each, hands it on.
+  void receive() {
+    for (std::size_t k = 0; k < plan_.batches; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        recv_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
+        if (stop_) return;
+      }
+      burn_cpu_until(thread_cpu_s() + cfg_.batch_cpu_s);
+      std::lock_guard<std::mutex> lock(mu_);
+      received_ = k + 1;
+      if (waiting_for_ == k) ready_cv_.notify_all();
+    }
+  }
+
+  // Batch k may go to the consumer (call with mu_ held).
+  bool deliverable(std::size_t k) const { return is_ready(k) && (!receiver_ || received_ > k); }
 
   // Batch k is filled and not yet released (call with mu_ held). Before
   // batch k takes a slot, slot(k) is stale and holds another batch, never k.
@@ -192,7 +216,7 @@ class Pipeline final : public BatchSource {
   }
 
   // The consumer is blocked on a batch that is ready (call with mu_ held).
-  bool consumer_can_go() const { return waiting_for_ != kNone && is_ready(waiting_for_); }
+  bool consumer_can_go() const { return waiting_for_ != kNone && deliverable(waiting_for_); }
 
   void fail(const std::string& what) {
     {
@@ -206,6 +230,7 @@ class Pipeline final : public BatchSource {
   void wake_all() {
     free_cv_.notify_all();
     ready_cv_.notify_all();
+    recv_cv_.notify_all();
   }
 
   void bad_sample(std::uint32_t id, SampleCheck c) {
@@ -236,6 +261,9 @@ class Pipeline final : public BatchSource {
   std::atomic<std::size_t> next_{0};  // first-free: the next unclaimed batch
   std::condition_variable ready_cv_;
   std::size_t waiting_for_ = kNone;  // the batch the consumer is blocked on
+  bool receiver_ = false;            // a receive thread does the per-batch CPU
+  std::size_t received_ = 0;         // batches [0, received_) went through it this epoch
+  std::condition_variable recv_cv_;
   bool stop_ = false;
   std::string error_, first_bad_;
   std::uint64_t bad_ = 0;

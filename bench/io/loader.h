@@ -42,6 +42,7 @@ struct LoaderConfig {
   double sample_cpu_s = 0;    ///< a worker's CPU per sample, read included (it burns what the read left)
   double batch_cpu_s = 0;     ///< the main process's CPU per batch, burnt in acquire: it counts as data wait
   double step_cpu_s = 0;      ///< the part of step_s the consumer spends on the CPU (the rest sleeps)
+  bool receive_thread = false;  ///< batch_cpu_s is spent by a thread of its own (pin_memory's), not in acquire
 };
 
 struct WorkerStats {

@@ -53,6 +53,14 @@ def run_loader(py, ds, collate, batch, epochs, samples):
     return worker_us, main_us, j["torch"]
 
 
+def calibration_us(np_bin, ds):
+    """nodeprobe-io's start-up calibration work on this CPU, now (from a tiny sweep's report)."""
+    rep = json.loads(subprocess.run([np_bin, "sweep", "--dir", ds, "--step-ms", "1000", "--workers-list", "1",
+                                     "--prefetch-list", "1", "--seconds-per-point", "0.1", "--json", "-", "-q"],
+                                    check=True, capture_output=True, text=True).stdout)
+    return rep["probes"][0]["data"]["recommendation"]["model"]["calibration_us"]
+
+
 def least_squares(rows, ys):
     """Coefficients c minimising |rows c - ys| (normal equations, Gaussian elimination)."""
     n = len(rows[0])
@@ -105,6 +113,8 @@ def jpeg_costs(batch, workdir, n=256):
             return tf(img)
 
     epochs = 2
+    # Children this process waited for before (nodeprobe-io runs) are not the workers'.
+    child0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     loader = DataLoader(Jpegs(), batch_size=batch, shuffle=True, num_workers=1, prefetch_factor=2,
                         persistent_workers=True)
     main0 = time.process_time()
@@ -115,7 +125,8 @@ def jpeg_costs(batch, workdir, n=256):
     main = time.process_time() - main0
     del loader
     child = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (child.ru_utime + child.ru_stime) * 1e6 / (n * epochs), main * 1e6 / batches, statistics.fmean(sizes)
+    worker_s = child.ru_utime + child.ru_stime - child0.ru_utime - child0.ru_stime
+    return worker_s * 1e6 / (n * epochs), main * 1e6 / batches, statistics.fmean(sizes)
 
 
 def main():
@@ -132,6 +143,7 @@ def main():
     base = a.dir or tempfile.mkdtemp(prefix="nodeprobe-loader-costs-")
     os.makedirs(base, exist_ok=True)
     rows = []
+    cals = []
     torch_version = "?"
     try:
         for text in a.sizes.split(","):
@@ -145,6 +157,7 @@ def main():
                                              "-q"], check=True, capture_output=True, text=True).stdout)
             native_us = sum(w["cpu_s"] for w in rep["probes"][0]["data"]["workers"]) / \
                 rep["probes"][0]["data"]["samples"] * 1e6
+            cals.append(calibration_us(a.np, ds))
             for collate in ("list", "stack"):
                 ws, ms = [], []
                 for _ in range(a.repeats):
@@ -154,6 +167,7 @@ def main():
                 rows.append({"size": size, "collate": collate, "worker_us": statistics.median(ws),
                              "main_us": statistics.median(ms), "native_us": native_us,
                              "runs": {"worker_us": ws, "main_us": ms}})
+            cals.append(calibration_us(a.np, ds))
             subprocess.run([a.np, "clean", "--dir", ds, "-q"], check=True, stdout=subprocess.DEVNULL)
         print("# torch %s, host %s, %d cores, load average %s, batch %d, 1 worker, warm, no step" %
               (torch_version, os.uname().nodename, os.cpu_count(), " ".join("%.1f" % x for x in os.getloadavg()),
@@ -175,6 +189,8 @@ def main():
         print("\n# fit (loader_model.cpp):")
         print("kReadBaseUs = %.1f  kReadPerMBUs = %.1f  kShareTensorUs = %.1f" % (read_base, per_mb, share))
         print("kBatchBaseUs = %.1f  kTensorUs = %.1f  kMainPerMBUs = %.1f" % (batch_base, tensor, main_mb))
+        print("kCalibrationRefUs = %.1f  (nodeprobe-io's calibration work around the runs: %s)" %
+              (statistics.median(cals), " ".join("%.1f" % c for c in cals)))
         print("# fit residuals (us): worker %s | main %s" % (
             " ".join("%+.0f" % (r["worker_us"] - read_base - per_mb * r["size"] / 1e6 - share * tensors(r) / b)
                      for r in rows),
@@ -192,7 +208,8 @@ def main():
                   "of its output: %.0f us" % (mean / 1e3, w, m, w - plain))
         print(json.dumps({"rows": rows, "fit": {"read_base_us": read_base, "read_per_mb_us": per_mb,
                                                  "share_tensor_us": share, "batch_base_us": batch_base,
-                                                 "tensor_us": tensor, "main_per_mb_us": main_mb}}), file=sys.stderr)
+                                                 "tensor_us": tensor, "main_per_mb_us": main_mb,
+                                                 "calibration_us": cals}}), file=sys.stderr)
     finally:
         if not a.dir:
             shutil.rmtree(base, ignore_errors=True)

@@ -1,13 +1,16 @@
 #include "loader_model.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace nodeprobe::io {
 namespace {
@@ -26,6 +29,10 @@ constexpr double kShareTensorUs = 196;  // worker, per tensor sent (shared-memor
 constexpr double kBatchBaseUs = 716;    // main, per batch: queue get, unpickle, next index put
 constexpr double kTensorUs = 169;       // main, per tensor: descriptor received, mapped, unmapped
 constexpr double kMainPerMBUs = 145;    // main, per MB of the batch: its shared-memory pages freed
+
+// calibration_us() on the machine and at the time the constants above were
+// measured (bench/io/loader_costs.py prints both).
+constexpr double kCalibrationRefUs = 0;
 
 double tensors_per_batch(Collate c, std::size_t batch) {
   return c == Collate::kList ? static_cast<double>(batch) : 1.0;
@@ -63,6 +70,37 @@ std::string preset_names() {
   return out;
 }
 
+double calibration_ref_us() { return kCalibrationRefUs; }
+
+double calibration_us() {
+  constexpr std::size_t kBytes = 110000;  // an ImageNet-sized sample
+  constexpr int kRounds = 5, kIterations = 16;
+  std::vector<unsigned char> src(kBytes, 0x5a);
+  std::vector<double> rounds;
+  for (int round = 0; round < kRounds; ++round) {
+    const double c0 = thread_cpu_s();
+    for (int i = 0; i < kIterations; ++i) {
+      // What torch does to hand a sample over: a shared-memory segment, sized,
+      // mapped, filled (faulting its pages), unmapped and freed.
+      const int fd = ::memfd_create("nodeprobe-calibrate", MFD_CLOEXEC);
+      if (fd < 0) return 0;
+      if (::ftruncate(fd, static_cast<off_t>(kBytes)) != 0) {
+        ::close(fd);
+        return 0;
+      }
+      void* p = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) {
+        std::memcpy(p, src.data(), kBytes);
+        ::munmap(p, kBytes);
+      }
+      ::close(fd);
+    }
+    rounds.push_back((thread_cpu_s() - c0) / kIterations * 1e6);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[rounds.size() / 2];
+}
+
 double python_read_us(double sample_bytes, Collate collate, std::size_t batch) {
   const double b = static_cast<double>(std::max<std::size_t>(batch, 1));
   return kReadBaseUs + kReadPerMBUs * sample_bytes / 1e6 + kShareTensorUs * tensors_per_batch(collate, batch) / b;
@@ -74,8 +112,10 @@ double main_batch_us(double sample_bytes, Collate collate, std::size_t batch) {
 }
 
 LoaderCpu loader_cpu(const PipelinePreset& preset, Collate collate, double mean_sample_bytes, std::size_t batch,
-                     double sample_cpu_us_flag, double batch_cpu_us_flag, double step_cpu_fraction, double step_s) {
+                     double sample_cpu_us_flag, double batch_cpu_us_flag, double step_cpu_fraction, double step_s,
+                     double cpu_factor) {
   LoaderCpu c;
+  const std::string scaled = cpu_factor != 1.0 ? ", x" + whole(cpu_factor * 100) + " % for this CPU" : "";
   const double handed = preset.out_bytes > 0 ? static_cast<double>(preset.out_bytes) : mean_sample_bytes;
   if (sample_cpu_us_flag >= 0) {
     c.sample_cpu_s = sample_cpu_us_flag * 1e-6;
@@ -84,17 +124,17 @@ LoaderCpu loader_cpu(const PipelinePreset& preset, Collate collate, double mean_
     // The read of the record, plus the preset's transform, plus moving what it
     // hands over (the record, or the transform's output) into shared memory.
     const double us = python_read_us(handed, collate, batch) + preset.extra_sample_us;
-    c.sample_cpu_s = us * 1e-6;
+    c.sample_cpu_s = us * cpu_factor * 1e-6;
     c.sample_from = "measured default for " + preset.name + " (" + whole(handed / 1e3) + " kB per sample, " +
-                    to_string(collate) + " collate)";
+                    to_string(collate) + " collate" + scaled + ")";
   }
   if (batch_cpu_us_flag >= 0) {
     c.batch_cpu_s = batch_cpu_us_flag * 1e-6;
     c.batch_from = "--batch-cpu-us";
   } else {
-    c.batch_cpu_s = main_batch_us(handed, collate, batch) * 1e-6;
+    c.batch_cpu_s = main_batch_us(handed, collate, batch) * cpu_factor * 1e-6;
     c.batch_from = std::string("measured default (") + to_string(collate) + " collate, " +
-                   whole(tensors_per_batch(collate, batch)) + " tensors per batch)";
+                   whole(tensors_per_batch(collate, batch)) + " tensors per batch" + scaled + ")";
   }
   c.step_cpu_s = std::clamp(step_cpu_fraction, 0.0, 1.0) * std::max(0.0, step_s);
   return c;
@@ -113,7 +153,8 @@ double cpu_ceiling(const LoaderCpu& cpu, double native_sample_cpu_s, std::size_t
 }
 
 double loop_ceiling(const LoaderCpu& cpu, std::size_t batch, double step_s) {
-  const double period = std::max(0.0, step_s) + cpu.batch_cpu_s;
+  const double step = std::max(0.0, step_s);
+  const double period = cpu.receive_thread ? std::max(step, cpu.batch_cpu_s) : step + cpu.batch_cpu_s;
   return period > 0 ? static_cast<double>(batch) / period : std::numeric_limits<double>::infinity();
 }
 
@@ -147,19 +188,26 @@ BoundReport judge_bound(const BoundInputs& in) {
     r.advice = buf;
     return r;
   }
+  // Which side of the loader binds, from the costs: the main process (its
+  // receive, paced with the step) or the workers on the cores left to them.
+  LoaderCpu workers_only = cpu;
+  workers_only.batch_cpu_s = 0;
+  const double workers_sps = cpu_ceiling(workers_only, in.native_sample_cpu_s, in.workers, in.batch, in.cores);
   if (in.storage_sps < std::min(r.loader_sps, r.loop_sps)) {
     r.bound = Bound::kStorage;
     std::snprintf(buf, sizeof buf, "storage-bound: the storage feeds ~%.0f samples/s, the step takes %.0f; %s",
                   in.storage_sps, r.demand_sps,
                   in.files_layout ? "pack into shards, cache the dataset on local NVMe or use faster storage"
                                   : "cache the dataset on local NVMe or use faster storage");
-  } else if (r.loop_sps < r.loader_sps) {
+  } else if (r.loop_sps <= workers_sps && r.loop_sps <= r.loader_sps) {
     r.bound = Bound::kCpu;
     std::snprintf(buf, sizeof buf,
-                  "CPU-bound: the main process spends ~%.1f ms per batch receiving it, inside next(), so AU cannot "
-                  "exceed ~%.0f %% at a %.0f ms step whatever the workers do; fewer tensors per batch (collate "
-                  "into one), pin_memory=True on the GPU node (the receive moves to its thread), larger steps",
-                  cpu.batch_cpu_s * 1e3, 100 * in.step_s / (in.step_s + cpu.batch_cpu_s), in.step_s * 1e3);
+                  "CPU-bound: the main process spends ~%.1f ms per batch receiving it%s, so AU cannot exceed ~%.0f "
+                  "%% at a %.0f ms step whatever the workers do; fewer tensors per batch (collate into one)%s, "
+                  "larger steps",
+                  cpu.batch_cpu_s * 1e3, cpu.receive_thread ? " in its pin_memory thread" : ", inside next()",
+                  100 * in.step_s * r.loop_sps / static_cast<double>(in.batch), in.step_s * 1e3,
+                  cpu.receive_thread ? "" : ", pin_memory=True on the GPU node (the receive moves to its thread)");
   } else {
     r.bound = Bound::kCpu;
     std::snprintf(buf, sizeof buf,

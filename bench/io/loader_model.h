@@ -50,10 +50,19 @@ struct LoaderCpu {
   double sample_cpu_s = 0;  ///< a worker's CPU per sample, all of it (read, transform, collate share)
   double batch_cpu_s = 0;   ///< the main process's CPU per batch inside next() (receive, unpickle, map)
   double step_cpu_s = 0;    ///< CPU the training step itself keeps busy per batch (0: GPU-bound / a sleep)
+  bool receive_thread = false;  ///< batch_cpu_s runs in pin_memory's thread, beside the step, not inside next()
   std::string sample_from;  ///< where sample_cpu_s comes from ("--sample-cpu-us", "measured default ...")
   std::string batch_from;
   bool any() const { return sample_cpu_s > 0 || batch_cpu_s > 0 || step_cpu_s > 0; }
 };
+
+/// The node's CPU against the machine the defaults were measured on: a fixed
+/// native workload with the kernel work a DataLoader does per sample (a fresh
+/// shared-memory segment, the sample copied in, its pages faulted and freed),
+/// timed in thread CPU at start-up. The defaults are multiplied by
+/// cpu_factor = calibration_us() / kCalibrationRefUs.
+double calibration_us();
+double calibration_ref_us();
 
 /// Worker CPU per sample of a plain Python-level read of `sample_bytes` (the
 /// measured default): kReadBaseUs + kReadPerMBUs x MB, plus the per-tensor
@@ -65,8 +74,10 @@ double main_batch_us(double sample_bytes, Collate collate, std::size_t batch);
 
 /// The model's inputs for a pipeline preset on samples of `mean_sample_bytes`,
 /// batches of `batch`; explicit flags (>= 0) override the defaults.
+/// The defaults are scaled by `cpu_factor` (1: the reference machine).
 LoaderCpu loader_cpu(const PipelinePreset& preset, Collate collate, double mean_sample_bytes, std::size_t batch,
-                     double sample_cpu_us_flag, double batch_cpu_us_flag, double step_cpu_fraction, double step_s);
+                     double sample_cpu_us_flag, double batch_cpu_us_flag, double step_cpu_fraction, double step_s,
+                     double cpu_factor = 1.0);
 
 /// Samples/s the modelled loader's CPU allows with `workers` worker processes
 /// on `cores` cores and no step: each worker is one process (at most one core),
@@ -77,7 +88,8 @@ double cpu_ceiling(const LoaderCpu& cpu, double native_sample_cpu_s, std::size_t
                    double cores);
 
 /// Samples/s the training loop can take at most with the main process's
-/// per-batch CPU paid inline: batch / (step + batch_cpu).
+/// per-batch CPU paid inline: batch / (step + batch_cpu); with a receive
+/// thread beside the step: batch / max(step, batch_cpu).
 double loop_ceiling(const LoaderCpu& cpu, std::size_t batch, double step_s);
 
 /// The consumer's demand: batch / step.

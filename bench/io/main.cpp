@@ -143,6 +143,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   sweep->add_option("--cores", sw.cores, "Cores the loader and the training process get (default: all this process may use)")
       ->check(CLI::PositiveNumber);
+  sweep->add_option("--pin-memory", sw.pin_memory,
+                    "The modelled loader's pin_memory=True: its thread receives the batches instead of next(); "
+                    "auto: when a GPU is usable (PyTorch ignores it without one), on, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   sweep->add_option("--peer", sw.peer, "torch: confirm with a real torch DataLoader when python can import torch")
       ->check(CLI::IsMember({"torch"}));
   sweep->add_option("--python", sw.python, "Interpreter for --peer torch")->capture_default_str();

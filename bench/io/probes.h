@@ -70,6 +70,7 @@ struct SweepOptions {
   double batch_cpu_us = -1;         ///< main-process CPU per batch; < 0: the measured default
   double step_cpu_fraction = 0;     ///< share of the step the training process spends on the CPU
   unsigned cores = 0;               ///< cores the loader and the training process get (0: all this process may use)
+  std::string pin_memory = "auto";  ///< the modelled loader's pin_memory thread: auto (with a usable GPU), on, off
   std::string peer;                 ///< "" | "torch": confirm with a real DataLoader when there is one
   std::string python = "python3";   ///< the interpreter the torch peer runs with
 };

@@ -33,8 +33,9 @@ struct Recommendation {
 /// Smallest = fewest workers, then lowest prefetch, then files before shards
 /// (no repacking needed). Shards are advised when they reach the target with
 /// fewer resources than files, or when files never reach it.
+/// `pin_memory`: the setting to recommend (the sweep's --pin-memory off says False).
 Recommendation recommend(const std::vector<SweepPoint>& points, double target_au, std::size_t batch,
-                         unsigned cores, bool gpu);
+                         unsigned cores, bool gpu, bool pin_memory = true);
 
 /// Names the binding bound in `rec`. When nothing reached the target, the
 /// first note becomes the bound's advice, and packing into shards is advised

@@ -58,6 +58,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config["batch_cpu_us"] = opt_.batch_cpu_us;
   r.config["step_cpu_fraction"] = opt_.step_cpu_fraction;
   r.config["cores"] = opt_.cores;
+  r.config["pin_memory"] = opt_.pin_memory;
   r.config["peer"] = opt_.peer;
   guarded(ctx, r, [&] {
     if (opt_.base.step_s <= 0) throw InputError("--step-ms must be above 0: AU needs a step time to compare with");
@@ -81,8 +82,15 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
     std::vector<SweepPoint> points;
     Json rows = Json::array();
     bool gpu = false, out_of_time = false;
+    bool pin_thread = opt_.pin_memory == "on";  // auto: decided once the staging says whether a GPU is usable
     auto no_time_for = [&](double seconds) { return ctx.deadline_s > 0 && ctx.remaining_s() < seconds + 2; };
     auto budget = [&] { return ctx.deadline_s > 0 ? std::max(0.1, ctx.remaining_s() - 1.0) : 0.0; };
+    // The defaults were measured on one machine; this node's CPU, measured now, scales them.
+    const bool defaults_used = modelled && (opt_.sample_cpu_us < 0 || opt_.batch_cpu_us < 0);
+    const double cal_us = defaults_used ? calibration_us() : 0.0;
+    const double cpu_factor = cal_us > 0 && calibration_ref_us() > 0
+                                  ? std::clamp(cal_us / calibration_ref_us(), 0.25, 8.0)
+                                  : 1.0;
     // Every dataset is checked before the first measurement.
     std::vector<SweepSet> sets;
     for (const auto& dir : opt_.dirs) {
@@ -93,7 +101,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
           s.ds->samples() ? static_cast<double>(s.ds->total_bytes()) / s.ds->samples() : 0.0;
       if (modelled)
         s.cpu = loader_cpu(*preset, collate, mean_bytes, opt_.base.batch, opt_.sample_cpu_us, opt_.batch_cpu_us,
-                           opt_.step_cpu_fraction, opt_.base.step_s);
+                           opt_.step_cpu_fraction, opt_.base.step_s, cpu_factor);
       sets.push_back(std::move(s));
     }
     char line[512];
@@ -105,6 +113,13 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
                     preset->name.c_str(), to_string(collate), c.sample_cpu_s * 1e6, c.sample_from.c_str(),
                     c.batch_cpu_s * 1e6, c.batch_from.c_str(), cores);
       ctx.log << line;
+      if (defaults_used) {
+        std::snprintf(line, sizeof line,
+                      "  this CPU: %.1f us for the calibration work, %.1f us where the defaults were measured "
+                      "(x%.2f)\n",
+                      cal_us, calibration_ref_us(), cpu_factor);
+        ctx.log << line;
+      }
     } else {
       ctx.log << "native loader (--pipeline native): no Python CPU modelled, " << cores << " cores\n";
     }
@@ -125,6 +140,9 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.epochs = 1000000;
       const LoaderResult res = run_loader(*s.ds, cfg, ctx.clock, budget());
       if (!res.error.empty()) throw std::runtime_error("the storage ceiling run failed: " + res.error);
+      gpu = gpu || res.pin.device;
+      if (opt_.pin_memory == "auto") pin_thread = gpu;
+      s.cpu.receive_thread = pin_thread;
       s.storage_sps = res.elapsed_s > 0 ? static_cast<double>(res.samples) / res.elapsed_s : 0.0;
       double wcpu = 0;
       for (const auto& w : res.workers) wcpu += w.cpu_s;
@@ -141,6 +159,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.cache = CacheMode::kAsIs;
       cfg.sample_cpu_s = std::max(s.cpu.sample_cpu_s, s.native_sample_cpu_s);
       cfg.batch_cpu_s = s.cpu.batch_cpu_s;
+      cfg.receive_thread = pin_thread;
       const LoaderResult lres = run_loader(*s.ds, cfg, ctx.clock, budget());
       s.loader_sps = lres.elapsed_s > 0 ? static_cast<double>(lres.samples) / lres.elapsed_s : 0.0;
       add_metric(r, "loader_ceiling", s.loader_sps, "samples/s", Better::kHigher, run_labels(*s.ds, cfg, lres));
@@ -164,6 +183,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.sample_cpu_s = s.cpu.sample_cpu_s;
       cfg.batch_cpu_s = s.cpu.batch_cpu_s;
       cfg.step_cpu_s = s.cpu.step_cpu_s;
+      cfg.receive_thread = pin_thread;
       const LoaderResult res = run_loader(*s.ds, cfg, ctx.clock, budget());
       gpu = gpu || res.pin.device;
       WaitSummary sum = summarize(res.consumer);
@@ -203,7 +223,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       }
     }
 
-    Recommendation rec = recommend(points, opt_.target_au, opt_.base.batch, cores, gpu);
+    Recommendation rec = recommend(points, opt_.target_au, opt_.base.batch, cores, gpu, opt_.pin_memory != "off");
     SweepSet* best_set = &sets.front();
     for (auto& s : sets)
       if (rec.best.layout == to_string(s.ds->layout())) best_set = &s;
@@ -301,7 +321,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
           cfg.workers = w;
           cfg.prefetch = p;
           PeerPoint pp = run_torch_point(tp, *best_set->ds, cfg, collate, burn_us, opt_.seconds_per_point,
-                                         ctx.clock);
+                                         pin_thread, ctx.clock);
           pp.predicted_au = pred && pred->ok ? pred->au : -1;
           runs.push_back(Json{{"workers", w},
                               {"prefetch", p},
@@ -352,6 +372,12 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       peer_json = Json{{"name", "torch"}, {"status", "skipped"}, {"reason", "no setting ran without an error"}};
     }
 
+    if (modelled) {
+      recommendation["model"]["calibration_us"] = cal_us;
+      recommendation["model"]["calibration_ref_us"] = calibration_ref_us();
+      recommendation["model"]["cpu_factor"] = cpu_factor;
+      recommendation["model"]["pin_memory_thread"] = pin_thread;
+    }
     r.data = Json{{"points", rows}, {"recommendation", recommendation}, {"stopped_at_deadline", out_of_time}};
     if (!peer_json.is_null()) r.data["peer"] = peer_json;
     char obs[240], exp[96];

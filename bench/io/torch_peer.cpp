@@ -50,7 +50,7 @@ std::string find_torch_peer(const std::string& python, double timeout_s, Clock& 
 }
 
 PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig& cfg, Collate collate,
-                          double burn_us, double seconds, Clock& clock) {
+                          double burn_us, double seconds, bool pin_memory, Clock& clock) {
   PeerPoint p;
   p.workers = cfg.workers;
   p.prefetch = cfg.prefetch;
@@ -63,6 +63,7 @@ PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig
              std::to_string(cfg.prefetch), "--batch", std::to_string(cfg.batch), "--collate", to_string(collate),
              "--burn-us", fmt(burn_us), "--seed", std::to_string(cfg.seed)};
   if (cfg.cache == CacheMode::kCold) so.argv.push_back("--cold");
+  if (pin_memory) so.argv.push_back("--pin-memory");
   so.capture_stdout = so.capture_stderr = true;
   so.timeout_s = seconds + 120;  // importing torch and starting workers on a busy node takes a while
   const SpawnResult r = run_process(so, clock);

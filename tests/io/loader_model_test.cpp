@@ -57,6 +57,11 @@ TEST(IoLoaderModel, CpuCeilingIsTheTightestOfWorkersMainAndCores) {
 TEST(IoLoaderModel, LoopCeilingPaysTheReceiveInline) {
   EXPECT_NEAR(loop_ceiling(costs(0, 2000), 32, 0.006), 32 / 0.008, 1e-9);
   EXPECT_NEAR(demand(32, 0.006), 32 / 0.006, 1e-9);
+  // pin_memory's thread receives beside the step: the longer of the two paces the loop.
+  LoaderCpu threaded = costs(0, 2000);
+  threaded.receive_thread = true;
+  EXPECT_NEAR(loop_ceiling(threaded, 32, 0.006), 32 / 0.006, 1e-9);
+  EXPECT_NEAR(loop_ceiling(threaded, 32, 0.001), 32 / 0.002, 1e-9);
   EXPECT_TRUE(std::isinf(demand(32, 0)));
 }
 
