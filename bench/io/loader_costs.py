@@ -196,6 +196,10 @@ def main():
                      for r in rows),
             " ".join("%+.0f" % (r["main_us"] - batch_base - tensor * tensors(r) - main_mb * r["size"] * b / 1e6)
                      for r in rows)))
+        print("# this node's own costs, to pass to nodeprobe-io sweep (batch %d):" % b)
+        for r in rows:
+            print("#   %d-byte samples, %s collate: --collate %s --sample-cpu-us %.0f --batch-cpu-us %.0f"
+                  % (r["size"], r["collate"], r["collate"], r["worker_us"], r["main_us"]))
         if a.jpeg:
             work = tempfile.mkdtemp(prefix="jpeg-", dir=base)
             try:

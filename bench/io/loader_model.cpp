@@ -21,18 +21,18 @@ namespace {
 // fits the lines below; docs/io.md, "The loader model", has the run, the
 // machine and the fit. They are CPU seconds, which other tenants move much
 // less than wall time, but they are one machine's: a node with torch can
-// measure its own (`bench/io/loader_costs.py` prints the flags) and
+// measure its own (`bench/io/loader_costs.py` prints them as flags) and
 // `--peer torch` checks the prediction against the real loader.
-constexpr double kReadBaseUs = 42;      // worker, per sample: the Python-level read, collate excluded
-constexpr double kReadPerMBUs = 1113;   // worker, per MB handed over (bytearray fill, copy into shared memory)
-constexpr double kShareTensorUs = 196;  // worker, per tensor sent (shared-memory segment, descriptor served)
-constexpr double kBatchBaseUs = 716;    // main, per batch: queue get, unpickle, next index put
-constexpr double kTensorUs = 169;       // main, per tensor: descriptor received, mapped, unmapped
-constexpr double kMainPerMBUs = 145;    // main, per MB of the batch: its shared-memory pages freed
+constexpr double kReadBaseUs = 61;     // worker, per sample: the Python-level read, collate excluded
+constexpr double kReadPerMBUs = 1184;  // worker, per MB handed over (bytearray fill, copy into shared memory)
+constexpr double kShareTensorUs = 217;  // worker, per tensor sent (shared-memory segment, descriptor served)
+constexpr double kBatchBaseUs = 1010;   // main, per batch: queue get, unpickle, next index put
+constexpr double kTensorUs = 217;      // main, per tensor: descriptor received, mapped, unmapped
+constexpr double kMainPerMBUs = 139;   // main, per MB of the batch: its shared-memory pages freed
 
 // calibration_us() on the machine and at the time the constants above were
 // measured (bench/io/loader_costs.py prints both).
-constexpr double kCalibrationRefUs = 0;
+constexpr double kCalibrationRefUs = 112.7;
 
 double tensors_per_batch(Collate c, std::size_t batch) {
   return c == Collate::kList ? static_cast<double>(batch) : 1.0;
@@ -52,7 +52,7 @@ const std::vector<PipelinePreset>& pipeline_presets() {
   static const std::vector<PipelinePreset> presets{
       {"raw", "the record's bytes as a uint8 tensor (a plain Python-level read), list collate", 0, Collate::kList, 0},
       {"jpeg-224",
-       "PIL decode of a ~110 kB JPEG + RandomResizedCrop(224) + flip + ToTensor + Normalize, stack collate", 0,
+       "PIL decode of a ~110 kB JPEG + RandomResizedCrop(224) + flip + ToTensor + Normalize, stack collate", 3659,
        Collate::kStack, 3 * 224 * 224 * 4},
   };
   return presets;

@@ -1,7 +1,6 @@
 // sweep: the workers x prefetch grid of the modelled DataLoader, the bounds
 // side by side, the recommendation, and (--peer torch) the real DataLoader.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <ostream>
@@ -285,89 +284,33 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
     // --peer torch: the real DataLoader at the recommended setting and its neighbours.
     Json peer_json;
     if (opt_.peer == "torch" && !rec.pytorch.empty()) {
-      TorchPeer tp;
-      const std::string why = find_torch_peer(opt_.python, 120, ctx.clock, &tp);
-      peer_json = Json{{"name", "torch"}, {"status", why.empty() ? "ran" : "skipped"}, {"reason", why}};
-      if (!why.empty()) {
-        ctx.log << "peer torch: skipped: " << why << "\n";
-      } else {
-        ctx.log << "peer torch " << tp.version << " (" << tp.script
-                << "): a real DataLoader, same files, step and cache state\n";
-        std::snprintf(line, sizeof line, "%7s %8s %13s %12s %7s %10s\n", "workers", "prefetch", "predicted AU",
-                      "measured AU", "diff", "samples/s");
-        ctx.log << line;
-        const double mean_bytes =
-            best_set->ds->samples() ? static_cast<double>(best_set->ds->total_bytes()) / best_set->ds->samples() : 0;
-        // The peer reads for real; what the model adds beyond a plain read is burnt in its workers.
-        const double burn_us =
-            modelled ? std::max(0.0, best_set->cpu.sample_cpu_s * 1e6 -
-                                         python_read_us(mean_bytes, collate, opt_.base.batch))
-                     : 0.0;
-        Json runs = Json::array();
-        for (const auto& [w, p] : peer_settings(rec.best.workers, rec.best.prefetch, workers, opt_.prefetch)) {
-          // A setting the sweep skipped is measured now, so each has its prediction.
-          const SweepPoint* pred = nullptr;
-          for (const auto& pt : points)
-            if (pt.layout == rec.best.layout && pt.workers == w && pt.prefetch == p) pred = &pt;
-          if (!pred && !no_time_for(2 * opt_.seconds_per_point + 30)) {
-            measure(*best_set, w, p);
-            pred = &points.back();
-          }
-          if (no_time_for(opt_.seconds_per_point + 30)) {
-            out_of_time = true;
-            break;
-          }
-          LoaderConfig cfg = opt_.base;
-          cfg.workers = w;
-          cfg.prefetch = p;
-          PeerPoint pp = run_torch_point(tp, *best_set->ds, cfg, collate, burn_us, opt_.seconds_per_point,
-                                         pin_thread, ctx.clock);
-          pp.predicted_au = pred && pred->ok ? pred->au : -1;
-          runs.push_back(Json{{"workers", w},
-                              {"prefetch", p},
-                              {"recommended", w == rec.best.workers && p == rec.best.prefetch},
-                              {"predicted_au", pp.predicted_au < 0 ? Json(nullptr) : Json(pp.predicted_au)},
-                              {"au", pp.error.empty() ? Json(pp.au) : Json(nullptr)},
-                              {"wait_fraction", pp.error.empty() ? Json(pp.wait_fraction) : Json(nullptr)},
-                              {"samples_per_s", pp.error.empty() ? Json(pp.samples_per_s) : Json(nullptr)},
-                              {"error", pp.error}});
-          if (!pp.error.empty()) {
-            std::snprintf(line, sizeof line, "%7zu %8zu  %s\n", w, p, pp.error.c_str());
-            ctx.log << line;
-            continue;
-          }
-          Labels l{{"layout", rec.best.layout}, {"workers", std::to_string(w)}, {"prefetch", std::to_string(p)},
-                   {"batch", std::to_string(opt_.base.batch)}, {"peer", "torch"}};
-          add_metric(r, "peer_au", pp.au, "fraction", Better::kHigher, l);
-          add_metric(r, "peer_samples_per_s", pp.samples_per_s, "samples/s", Better::kHigher, l);
-          char pred_txt[16] = "-", diff_txt[16] = "-";
-          if (pp.predicted_au >= 0) {
-            std::snprintf(pred_txt, sizeof pred_txt, "%.1f%%", 100 * pp.predicted_au);
-            std::snprintf(diff_txt, sizeof diff_txt, "%+.2f", pp.predicted_au - pp.au);
-          }
-          std::snprintf(line, sizeof line, "%7zu %8zu %13s %11.1f%% %7s %10.0f\n", w, p, pred_txt, 100 * pp.au,
-                        diff_txt, pp.samples_per_s);
-          ctx.log << line;
-        }
-        peer_json["torch"] = tp.version;
-        peer_json["script"] = tp.script;
-        peer_json["burn_us"] = burn_us;
-        peer_json["runs"] = runs;
-        // The recommended setting's prediction against the real loader.
-        if (!runs.empty() && runs.front().at("error").get<std::string>().empty() &&
-            !runs.front().at("predicted_au").is_null()) {
-          const double pred = runs.front().at("predicted_au").get<double>();
-          const double real = runs.front().at("au").get<double>();
-          char obs[160];
-          std::snprintf(obs, sizeof obs, "predicted AU %.1f %%, a real DataLoader %.1f %% (%zu workers, prefetch %zu)",
-                        100 * pred, 100 * real, rec.best.workers, rec.best.prefetch);
-          const bool close = std::fabs(pred - real) <= 0.10;
-          add_check(r, "io.sweep_peer", close ? Status::kPass : Status::kWarn, obs,
-                    "within 0.10 of the real DataLoader's AU",
-                    close ? "" : "trust the measured AU; measure this node's loader costs with "
-                                 "bench/io/loader_costs.py and pass --sample-cpu-us / --batch-cpu-us");
-        }
-      }
+      PeerRequest req;
+      req.python = opt_.python;
+      req.ds = best_set->ds.get();
+      req.base = opt_.base;
+      req.collate = collate;
+      const double mean_bytes =
+          best_set->ds->samples() ? static_cast<double>(best_set->ds->total_bytes()) / best_set->ds->samples() : 0;
+      // The peer reads for real; what the model adds beyond a plain read is burnt in its workers.
+      req.burn_us = modelled ? std::max(0.0, best_set->cpu.sample_cpu_s * 1e6 -
+                                                 python_read_us(mean_bytes, collate, opt_.base.batch))
+                             : 0.0;
+      req.seconds = opt_.seconds_per_point;
+      req.pin_memory = pin_thread;
+      req.layout = rec.best.layout;
+      req.workers = rec.best.workers;
+      req.prefetch = rec.best.prefetch;
+      req.worker_list = workers;
+      req.prefetch_list = opt_.prefetch;
+      // A setting the sweep skipped is measured now, so each has its prediction.
+      auto predict = [&](std::size_t w, std::size_t p) {
+        for (const auto& pt : points)
+          if (pt.layout == rec.best.layout && pt.workers == w && pt.prefetch == p) return pt.ok ? pt.au : -1.0;
+        if (no_time_for(2 * opt_.seconds_per_point + 30)) return -1.0;
+        const SweepPoint pt = measure(*best_set, w, p);
+        return pt.ok ? pt.au : -1.0;
+      };
+      peer_json = confirm_with_torch(ctx, r, req, predict, &out_of_time);
     } else if (opt_.peer == "torch") {
       peer_json = Json{{"name", "torch"}, {"status", "skipped"}, {"reason", "no setting ran without an error"}};
     }

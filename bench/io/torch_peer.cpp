@@ -1,7 +1,9 @@
 #include "torch_peer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <ostream>
 
 #include "cache.h"
 #include "nodeprobe/data_files.h"
@@ -101,6 +103,84 @@ std::vector<std::pair<std::size_t, std::size_t>> peer_settings(std::size_t worke
   };
   for (std::size_t w : neighbours(worker_list, workers)) out.emplace_back(w, prefetch);
   for (std::size_t p : neighbours(prefetch_list, prefetch)) out.emplace_back(workers, p);
+  return out;
+}
+
+Json confirm_with_torch(ProbeContext& ctx, ProbeResult& r, const PeerRequest& req,
+                        const std::function<double(std::size_t, std::size_t)>& predict, bool* out_of_time) {
+  TorchPeer tp;
+  const std::string why = find_torch_peer(req.python, 120, ctx.clock, &tp);
+  Json out{{"name", "torch"}, {"status", why.empty() ? "ran" : "skipped"}, {"reason", why}};
+  if (!why.empty()) {
+    ctx.log << "peer torch: skipped: " << why << "\n";
+    return out;
+  }
+  ctx.log << "peer torch " << tp.version << " (" << tp.script
+          << "): a real DataLoader, same files, step and cache state\n";
+  char line[320];
+  std::snprintf(line, sizeof line, "%7s %8s %13s %12s %7s %10s\n", "workers", "prefetch", "predicted AU",
+                "measured AU", "diff", "samples/s");
+  ctx.log << line;
+  auto no_time_for = [&](double s) { return ctx.deadline_s > 0 && ctx.remaining_s() < s + 2; };
+  Json runs = Json::array();
+  for (const auto& [w, p] : peer_settings(req.workers, req.prefetch, req.worker_list, req.prefetch_list)) {
+    const double predicted = predict(w, p);
+    if (no_time_for(req.seconds + 30)) {
+      *out_of_time = true;
+      break;
+    }
+    LoaderConfig cfg = req.base;
+    cfg.workers = w;
+    cfg.prefetch = p;
+    PeerPoint pp = run_torch_point(tp, *req.ds, cfg, req.collate, req.burn_us, req.seconds, req.pin_memory, ctx.clock);
+    pp.predicted_au = predicted;
+    const bool ok = pp.error.empty();
+    runs.push_back(Json{{"workers", w},
+                        {"prefetch", p},
+                        {"recommended", w == req.workers && p == req.prefetch},
+                        {"predicted_au", predicted < 0 ? Json(nullptr) : Json(predicted)},
+                        {"au", ok ? Json(pp.au) : Json(nullptr)},
+                        {"wait_fraction", ok ? Json(pp.wait_fraction) : Json(nullptr)},
+                        {"samples_per_s", ok ? Json(pp.samples_per_s) : Json(nullptr)},
+                        {"error", pp.error}});
+    if (!ok) {
+      std::snprintf(line, sizeof line, "%7zu %8zu  %s\n", w, p, pp.error.c_str());
+      ctx.log << line;
+      continue;
+    }
+    const std::map<std::string, std::string> labels{{"layout", req.layout},
+                                                    {"workers", std::to_string(w)},
+                                                    {"prefetch", std::to_string(p)},
+                                                    {"batch", std::to_string(req.base.batch)},
+                                                    {"peer", "torch"}};
+    add_metric(r, "peer_au", pp.au, "fraction", Better::kHigher, labels);
+    add_metric(r, "peer_samples_per_s", pp.samples_per_s, "samples/s", Better::kHigher, labels);
+    char pred_txt[16] = "-", diff_txt[16] = "-";
+    if (predicted >= 0) {
+      std::snprintf(pred_txt, sizeof pred_txt, "%.1f%%", 100 * predicted);
+      std::snprintf(diff_txt, sizeof diff_txt, "%+.2f", predicted - pp.au);
+    }
+    std::snprintf(line, sizeof line, "%7zu %8zu %13s %11.1f%% %7s %10.0f\n", w, p, pred_txt, 100 * pp.au, diff_txt,
+                  pp.samples_per_s);
+    ctx.log << line;
+  }
+  out["torch"] = tp.version;
+  out["script"] = tp.script;
+  out["burn_us"] = req.burn_us;
+  out["runs"] = runs;
+  // The recommended setting's prediction against the real loader.
+  if (!runs.empty() && runs.front().at("error").get<std::string>().empty() &&
+      !runs.front().at("predicted_au").is_null()) {
+    const double pred = runs.front().at("predicted_au").get<double>();
+    const double real = runs.front().at("au").get<double>();
+    char obs[160];
+    std::snprintf(obs, sizeof obs, "predicted AU %.1f %%, a real DataLoader %.1f %% (%zu workers, prefetch %zu)",
+                  100 * pred, 100 * real, req.workers, req.prefetch);
+    const bool close = std::fabs(pred - real) <= 0.10;
+    add_check(r, "io.sweep_peer", close ? Status::kPass : Status::kWarn, obs, "within 0.10 of the real DataLoader's AU",
+              close ? "" : "trust the measured AU; measure this node's loader costs with "
+                           "bench/io/loader_costs.py and pass --sample-cpu-us / --batch-cpu-us");
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 /// otherwise, and without torch the peer is skipped with the reason.
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "loader.h"
 #include "loader_model.h"
 #include "nodeprobe/clock.h"
+#include "nodeprobe/probe.h"
 
 namespace nodeprobe::io {
 
@@ -46,5 +48,28 @@ PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig
 std::vector<std::pair<std::size_t, std::size_t>> peer_settings(std::size_t workers, std::size_t prefetch,
                                                                const std::vector<std::size_t>& worker_list,
                                                                const std::vector<std::size_t>& prefetch_list);
+
+/// What the sweep asks the peer to confirm.
+struct PeerRequest {
+  std::string python;
+  Dataset* ds = nullptr;
+  LoaderConfig base;              ///< step, batch, cache state, seed
+  Collate collate = Collate::kList;
+  double burn_us = 0;             ///< what the model adds beyond a plain read, per sample
+  double seconds = 2;             ///< per setting
+  bool pin_memory = false;
+  std::string layout;             ///< of the recommended setting
+  std::size_t workers = 0, prefetch = 0;  ///< the recommended setting
+  std::vector<std::size_t> worker_list, prefetch_list;
+};
+
+/// Runs the peer at the recommended setting and its neighbours (or says why
+/// it cannot), writes the side-by-side table to ctx.log, adds the metrics
+/// peer_au and peer_samples_per_s and the check io.sweep_peer (predicted
+/// within 0.10 of the real AU at the recommended setting), and returns
+/// `data.peer`. `predict(w, p)` is the modelled AU there (< 0: none). Sets
+/// *out_of_time when the deadline cut it short.
+Json confirm_with_torch(ProbeContext& ctx, ProbeResult& r, const PeerRequest& req,
+                        const std::function<double(std::size_t, std::size_t)>& predict, bool* out_of_time);
 
 }  // namespace nodeprobe::io
