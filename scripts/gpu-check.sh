@@ -32,6 +32,9 @@ nvidia-smi -L >&2
 log "build with device tests ($build_dir)"
 "$here/scripts/setup.sh" --no-run --werror --build-dir "$build_dir" \
   --cmake-arg -DNODEPROBE_DEVICE_TESTS=ON || exit 2
+# The build's compiler, CMake (ctest) and MPI launcher (RHEL: not on PATH).
+# shellcheck disable=SC1091
+. "$build_dir/nodeprobe-env.sh"
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr '[:upper:]' '[:lower:]' |
   sed -e 's/[^a-z0-9.]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')
