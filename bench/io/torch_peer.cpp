@@ -52,7 +52,7 @@ std::string find_torch_peer(const std::string& python, double timeout_s, Clock& 
 }
 
 PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig& cfg, Collate collate,
-                          double burn_us, double seconds, bool pin_memory, Clock& clock) {
+                          double burn_us, double seconds, bool pin_memory, double timeout_s, Clock& clock) {
   PeerPoint p;
   p.workers = cfg.workers;
   p.prefetch = cfg.prefetch;
@@ -67,7 +67,7 @@ PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig
   if (cfg.cache == CacheMode::kCold) so.argv.push_back("--cold");
   if (pin_memory) so.argv.push_back("--pin-memory");
   so.capture_stdout = so.capture_stderr = true;
-  so.timeout_s = seconds + 120;  // importing torch and starting workers on a busy node takes a while
+  so.timeout_s = timeout_s;
   const SpawnResult r = run_process(so, clock);
   if (!r.exited_ok()) {
     p.error = "torch_loader.py " + r.describe() + (last_line(r.err).empty() ? "" : ": " + last_line(r.err));
@@ -109,7 +109,8 @@ std::vector<std::pair<std::size_t, std::size_t>> peer_settings(std::size_t worke
 Json confirm_with_torch(ProbeContext& ctx, ProbeResult& r, const PeerRequest& req,
                         const std::function<double(std::size_t, std::size_t)>& predict, bool* out_of_time) {
   TorchPeer tp;
-  const std::string why = find_torch_peer(req.python, 120, ctx.clock, &tp);
+  const double check_s = ctx.deadline_s > 0 ? std::max(1.0, std::min(120.0, ctx.remaining_s() - 1)) : 120.0;
+  const std::string why = find_torch_peer(req.python, check_s, ctx.clock, &tp);
   Json out{{"name", "torch"}, {"status", why.empty() ? "ran" : "skipped"}, {"reason", why}};
   if (!why.empty()) {
     ctx.log << "peer torch: skipped: " << why << "\n";
@@ -132,7 +133,11 @@ Json confirm_with_torch(ProbeContext& ctx, ProbeResult& r, const PeerRequest& re
     LoaderConfig cfg = req.base;
     cfg.workers = w;
     cfg.prefetch = p;
-    PeerPoint pp = run_torch_point(tp, *req.ds, cfg, req.collate, req.burn_us, req.seconds, req.pin_memory, ctx.clock);
+    // Importing torch and starting workers on a busy node takes a while; the deadline still holds.
+    const double timeout = ctx.deadline_s > 0 ? std::max(1.0, std::min(req.seconds + 120, ctx.remaining_s() - 1))
+                                              : req.seconds + 120;
+    PeerPoint pp = run_torch_point(tp, *req.ds, cfg, req.collate, req.burn_us, req.seconds, req.pin_memory, timeout,
+                                   ctx.clock);
     pp.predicted_au = predicted;
     const bool ok = pp.error.empty();
     runs.push_back(Json{{"workers", w},

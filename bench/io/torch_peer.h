@@ -38,9 +38,10 @@ struct PeerPoint {
 
 /// Runs the DataLoader for `seconds` at cfg's workers, prefetch, batch and
 /// step, with the cache as cfg asks (evicted or warmed here first, as the
-/// native loader does), `burn_us` of extra CPU per sample in its workers.
+/// native loader does), `burn_us` of extra CPU per sample in its workers; the
+/// script is killed after `timeout_s`.
 PeerPoint run_torch_point(const TorchPeer& peer, Dataset& ds, const LoaderConfig& cfg, Collate collate,
-                          double burn_us, double seconds, bool pin_memory, Clock& clock);
+                          double burn_us, double seconds, bool pin_memory, double timeout_s, Clock& clock);
 
 /// The settings to confirm: the recommended one, then its neighbours in the
 /// sweep's lists (the previous and next worker count, the previous and next

@@ -85,7 +85,7 @@ TEST(IoSweepModel, TheReceiveIsPaidInlineUnlessPinMemoryHasItsThread) {
   Scratch s(NODEPROBE_IO_SCRATCH);
   prepare(s.sub("files"), {"--files", "64", "--size", "4k"});
   // 5 ms of main-process CPU per batch inside next(), a 5 ms step: the loop
-  // spends at least as long receiving as stepping, so AU <= 0.5 by construction.
+  // spends at least as long receiving as stepping (AU about 0.5 at best).
   IoRun r = run_io(sweep_args(s.sub("files"), "5", {"--sample-cpu-us", "0", "--batch-cpu-us", "5000",
                                                     "--pin-memory", "off"}));
   ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
@@ -93,7 +93,8 @@ TEST(IoSweepModel, TheReceiveIsPaidInlineUnlessPinMemoryHasItsThread) {
   EXPECT_FALSE(rec.at("model").at("pin_memory_thread").get<bool>());
   EXPECT_FALSE(rec.at("pin_memory").get<bool>());
   EXPECT_NE(rec.at("pytorch").get<std::string>().find("pin_memory=False"), std::string::npos);
-  for (const auto& p : r.probe().at("data").at("points")) EXPECT_LE(p.at("au").get<double>(), 0.55) << p;
+  EXPECT_FALSE(rec.at("reached").get<bool>());
+  EXPECT_NEAR(rec.at("ceilings").at("loop_samples_per_s").get<double>(), 8 / 0.010, 1e-6);
   EXPECT_EQ(rec.at("bound"), "cpu");
   EXPECT_EQ(rec.at("advice").get<std::string>().rfind("CPU-bound", 0), 0u) << rec.at("advice");
   // With pin_memory's thread the receive runs beside the step.
