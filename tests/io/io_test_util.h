@@ -42,7 +42,8 @@ struct IoRun {
   std::vector<std::string> stderr_lines() const;
 };
 
-/// Runs nodeprobe-io with `args` plus `--json - --quiet` (and `env` NAME=VALUE set).
+/// Runs nodeprobe-io with `args` plus `--json - --quiet`; `env` ("K=V")
+/// entries are added to the environment.
 IoRun run_io(std::vector<std::string> args, double timeout_s = 60, std::vector<std::string> env = {});
 
 /// Prepares a dataset (or fails the test).
