@@ -71,7 +71,7 @@ IoRun run_io(std::vector<std::string> args, double timeout_s, std::vector<std::s
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--json", "-", "--quiet"});
   IoRun r;
-  r.proc = nodeprobe::testing::run(argv, timeout_s, std::move(env));
+  r.proc = nodeprobe::testing::run(argv, timeout_s, env);
   r.report = nlohmann::json::parse(r.proc.out, nullptr, false);
   if (r.report.is_discarded()) r.report = nullptr;
   return r;
