@@ -7,11 +7,13 @@
 #include <stdexcept>
 
 #include "cache.h"
+#include "io_metrics.h"
 #include "io_report.h"
 #include "loader_model.h"
 #include "probes.h"
 #include "recommend.h"
 #include "torch_peer.h"
+#include "windows.h"
 
 namespace nodeprobe::io {
 namespace {
@@ -59,6 +61,8 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config["cores"] = opt_.cores;
   r.config["pin_memory"] = opt_.pin_memory;
   r.config["peer"] = opt_.peer;
+  declare_metrics(r, run_metrics(kSweepAxes));
+  declare_metrics(r, sweep_model_metrics());
   guarded(ctx, r, [&] {
     if (opt_.base.step_s <= 0) throw InputError("--step-ms must be above 0: AU needs a step time to compare with");
     if (opt_.dirs.empty()) throw InputError("--dir is required");
@@ -146,7 +150,9 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       double wcpu = 0;
       for (const auto& w : res.workers) wcpu += w.cpu_s;
       s.native_sample_cpu_s = res.samples ? wcpu / static_cast<double>(res.samples) : 0.0;
-      add_metric(r, "storage_ceiling", s.storage_sps, "samples/s", Better::kHigher, run_labels(*s.ds, cfg, res));
+      const Labels layout{{"layout", to_string(s.ds->layout())}};
+      add_metric(r, "storage_ceiling", s.storage_sps,
+                 sample_stats(window_samples(res, false).samples_per_s, s.storage_sps), layout);
       std::snprintf(line, sizeof line,
                     "storage ceiling (%s): %.0f samples/s, the native reader (%zu workers, prefetch %zu, no step; "
                     "%.0f us of its CPU per sample)\n",
@@ -161,7 +167,8 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.receive_thread = pin_thread;
       const LoaderResult lres = run_loader(*s.ds, cfg, ctx.clock, budget());
       s.loader_sps = lres.elapsed_s > 0 ? static_cast<double>(lres.samples) / lres.elapsed_s : 0.0;
-      add_metric(r, "loader_ceiling", s.loader_sps, "samples/s", Better::kHigher, run_labels(*s.ds, cfg, lres));
+      add_metric(r, "loader_ceiling", s.loader_sps,
+                 sample_stats(window_samples(lres, false).samples_per_s, s.loader_sps), layout);
       std::snprintf(line, sizeof line,
                     "loader ceiling (%s): %.0f samples/s, the modelled loader without IO (%zu workers, prefetch "
                     "%zu, no step; %.0f from its CPU costs alone on %u cores)\n",
@@ -197,9 +204,10 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
                     res.error.empty() && res.bad_samples == 0};
       points.push_back(pt);
       rows.push_back(point_json(pt, res.elapsed_s, res.error.empty() ? res.first_bad : res.error));
-      const Labels labels = run_labels(*s.ds, cfg, res);
-      add_metric(r, "au", pt.au, "fraction", Better::kHigher, labels);
-      add_metric(r, "samples_per_s", pt.samples_per_s, "samples/s", Better::kHigher, labels);
+      const Labels axes = run_axes(kSweepAxes, *s.ds, cfg);
+      const WindowSamples win = window_samples(res, true);
+      add_metric(r, "au", pt.au, sample_stats(win.au, pt.au), axes);
+      add_metric(r, "samples_per_s", pt.samples_per_s, sample_stats(win.samples_per_s, pt.samples_per_s), axes);
       std::snprintf(line, sizeof line, "%-7s %7zu %8zu %6.1f%% %9.1f%% %10.0f%s\n", pt.layout.c_str(), w, p,
                     100 * pt.au, 100 * pt.wait_fraction, pt.samples_per_s, pt.ok ? "" : "  (error)");
       ctx.log << line;
@@ -241,7 +249,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
     const BoundReport bound = judge_bound(bin);
     if (!rec.pytorch.empty()) apply_bound(rec, bound, opt_.target_au);
     const Labels blabels{{"layout", rec.best.layout.empty() ? to_string(best_set->ds->layout()) : rec.best.layout}};
-    add_metric(r, "consumer_demand", bound.demand_sps, "samples/s", Better::kHigher, blabels);
+    add_metric(r, "consumer_demand", bound.demand_sps, blabels);
 
     Json notes = Json::array();
     for (const auto& n : rec.notes) notes.push_back(n);

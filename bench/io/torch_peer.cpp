@@ -153,13 +153,9 @@ Json confirm_with_torch(ProbeContext& ctx, ProbeResult& r, const PeerRequest& re
       ctx.log << line;
       continue;
     }
-    const std::map<std::string, std::string> labels{{"layout", req.layout},
-                                                    {"workers", std::to_string(w)},
-                                                    {"prefetch", std::to_string(p)},
-                                                    {"batch", std::to_string(req.base.batch)},
-                                                    {"peer", "torch"}};
-    add_metric(r, "peer_au", pp.au, "fraction", Better::kHigher, labels);
-    add_metric(r, "peer_samples_per_s", pp.samples_per_s, "samples/s", Better::kHigher, labels);
+    const Labels axes{{"layout", req.layout}, {"workers", std::to_string(w)}, {"prefetch", std::to_string(p)}};
+    add_metric(r, "peer_au", pp.au, axes);
+    add_metric(r, "peer_samples_per_s", pp.samples_per_s, axes);
     char pred_txt[16] = "-", diff_txt[16] = "-";
     if (predicted >= 0) {
       std::snprintf(pred_txt, sizeof pred_txt, "%.1f%%", 100 * predicted);
