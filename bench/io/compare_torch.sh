@@ -40,12 +40,7 @@ while [[ $# -gt 0 ]]; do
 done
 np="$build/bin/nodeprobe-io"
 [[ -x $np ]] || { echo "compare_torch.sh: $np not built" >&2; exit 2; }
-venv=${NODEPROBE_BENCH_VENV:-$here/.venv-bench}
-if ! "$venv/bin/python" -c "import torch" 2>/dev/null; then
-  echo "# installing torch into $venv (benchmark peer only)" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q torch
-fi
+source "$here/bench/io/torch_venv.sh"
 dir=${dir:-$build/io-bench}
 mkdir -p "$dir"
 ds="$dir/torch-files"

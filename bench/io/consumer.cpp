@@ -4,7 +4,7 @@ namespace nodeprobe::io {
 
 void consume(BatchSource& src, Clock& clock, std::size_t count, double step_s, bool first,
              const std::function<void(std::size_t)>& on_batch, const std::function<bool()>& stop,
-             ConsumerTimes& t) {
+             ConsumerTimes& t, bool release_before_step) {
   for (std::size_t k = 0; k < count; ++k) {
     if (stop && stop()) return;
     const double t0 = clock.now_s();
@@ -14,12 +14,13 @@ void consume(BatchSource& src, Clock& clock, std::size_t count, double step_s, b
     if (first && k == 0) t.first_wait_s = t1 - t0;
     if (!ok) return;
     if (on_batch) on_batch(k);
+    if (release_before_step) src.release(k);
     if (step_s > 0) clock.sleep_s(step_s);
     const double t2 = clock.now_s();
     t.compute_s += t2 - t1;
     t.marks.push_back({t1 - t0, t2 - t1, t2});
     ++t.batches;
-    src.release(k);
+    if (!release_before_step) src.release(k);
   }
 }
 

@@ -39,9 +39,13 @@ struct ConsumerTimes {
 /// acquire (timed as wait), on_batch(k) (e.g. the H2D copy), sleep
 /// `step_s` on `clock`, release. Stops early when `stop()` turns true or
 /// acquire fails. `first` marks this as the run's first epoch.
+/// `release_before_step`: release right after on_batch, before the step, as a
+/// PyTorch DataLoader hands its worker the next task as soon as next() has
+/// received a batch (its data then lives in the main process, not in the
+/// worker's slot).
 void consume(BatchSource& src, Clock& clock, std::size_t count, double step_s, bool first,
              const std::function<void(std::size_t)>& on_batch, const std::function<bool()>& stop,
-             ConsumerTimes& t);
+             ConsumerTimes& t, bool release_before_step = false);
 
 struct WaitSummary {
   double wait_fraction = 0;  ///< data wait / (data wait + compute), first batch excluded

@@ -51,6 +51,28 @@ std::vector<MetricDescriptor> run_metrics(const std::vector<std::string>& axes) 
   };
 }
 
+std::vector<MetricDescriptor> sweep_model_metrics() {
+  const std::vector<std::string> layout{"layout"};
+  return {
+      measured("storage_ceiling", "samples/s", Better::kHigher,
+               "what the storage feeds the native reader, most workers and prefetch, no step (spread: per window)")
+          .axes(layout),
+      measured("loader_ceiling", "samples/s", Better::kHigher,
+               "what the modelled PyTorch DataLoader's CPU allows without IO, no step (spread: per window)")
+          .axes(layout),
+      derived("consumer_demand", "samples/s", Better::kHigher, "what the training step takes: batch / step time")
+          .axes(layout),
+      derived("peer_au", "fraction", Better::kHigher,
+              "AU a real torch.utils.data.DataLoader reached at this setting (--peer torch; one number from its run)")
+          .titled("peer AU")
+          .axes(kSweepAxes)
+          .percent(1),
+      derived("peer_samples_per_s", "samples/s", Better::kHigher,
+              "samples/s of the real DataLoader at this setting (--peer torch; one number from its run)")
+          .axes(kSweepAxes),
+  };
+}
+
 std::vector<MetricDescriptor> prepare_metrics(const std::vector<std::string>& axes) {
   return {measured("write_throughput", "MB/s", Better::kHigher,
                    "dataset bytes written and synced per second (one sample: the whole write and its sync)")

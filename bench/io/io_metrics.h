@@ -13,6 +13,9 @@ namespace nodeprobe::io {
 /// settings in config), {layout, method, cache} for `accept` (runs within one
 /// probe), {layout, workers, prefetch} for `sweep`.
 std::vector<MetricDescriptor> run_metrics(const std::vector<std::string>& axes);
+/// The sweep's model and peer: the ceilings (axis layout), the step's demand,
+/// and the real DataLoader's AU and throughput (--peer torch, the sweep's axes).
+std::vector<MetricDescriptor> sweep_model_metrics();
 /// write_throughput of `prepare` (and accept's datasets, axis layout there).
 std::vector<MetricDescriptor> prepare_metrics(const std::vector<std::string>& axes);
 

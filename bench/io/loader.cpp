@@ -1,24 +1,19 @@
 #include "loader.h"
 
 #include <sys/resource.h>
-#include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "loader_model.h"
 #include "nodeprobe/stop.h"
 #include "plan.h"
 
 namespace nodeprobe::io {
 namespace {
-
-double thread_cpu_s() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 double process_cpu_s() {
   rusage ru{};
@@ -46,7 +41,9 @@ class Pipeline final : public BatchSource {
       : ds_(ds), cfg_(cfg), clock_(clock), cap_(cap),
         pool_(cfg.workers, cfg.prefetch, cfg.dispatch == Dispatch::kRoundRobin) {
     const std::size_t slots = pool_.slots();
-    lazy_after_ = cfg.step_s <= 0 && !staging.info().device && slots > cfg.workers ? slots - cfg.workers : 1;
+    lazy_after_ = cfg.step_s <= 0 && cfg.batch_cpu_s <= 0 && !staging.info().device && slots > cfg.workers
+                      ? slots - cfg.workers
+                      : 1;
     state_.assign(slots, kFree);
     batch_of_.assign(slots, kNone);
     bytes_of_.assign(slots, 0);
@@ -57,6 +54,7 @@ class Pipeline final : public BatchSource {
     }
     for (std::size_t w = 0; w < cfg.workers; ++w) engines_.push_back(make_engine(cfg.method, ds, cfg.batch));
     stats_.resize(cfg.workers);
+    receiver_ = cfg.receive_thread && cfg.batch_cpu_s > 0;
   }
 
   void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<double>* latency) {
@@ -69,7 +67,9 @@ class Pipeline final : public BatchSource {
     std::fill(state_.begin(), state_.end(), kFree);
     std::fill(batch_of_.begin(), batch_of_.end(), kNone);
     pool_.reset();
+    received_ = 0;
     for (std::size_t w = 0; w < cfg_.workers; ++w) threads_.emplace_back([this, w] { work(w); });
+    if (receiver_) threads_.emplace_back([this] { receive(); });
   }
 
   void stop_and_join() {
@@ -82,12 +82,21 @@ class Pipeline final : public BatchSource {
     threads_.clear();
   }
 
+  // With the DataLoader model, the main process's per-batch work (receive,
+  // unpickle, map the tensors) happens here, inside next(): the training loop
+  // waits for it as it waits for data. With a receive thread (PyTorch's
+  // pin_memory thread) it happened there, and next() only takes the batch.
   bool acquire(std::size_t k) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    waiting_for_ = k;
-    ready_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
-    waiting_for_ = kNone;
-    return is_ready(k) && error_.empty();
+    bool ok = false;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      waiting_for_ = k;
+      ready_cv_.wait(lock, [&] { return stop_ || deliverable(k); });
+      waiting_for_ = kNone;
+      ok = deliverable(k) && error_.empty();
+    }
+    if (ok && cfg_.batch_cpu_s > 0 && !receiver_) burn_cpu_until(thread_cpu_s() + cfg_.batch_cpu_s);
+    return ok;
   }
 
   void release(std::size_t k) override {
@@ -139,6 +148,7 @@ class Pipeline final : public BatchSource {
         batch_of_[s] = k;
       }
       const double t0 = clock_.now_s();
+      const double c0 = cfg_.sample_cpu_s > 0 ? thread_cpu_s() : 0.0;
       const std::size_t n = k + 1 == plan_.batches ? plan_.last_size : cfg_.batch;
       ReadSlot* r = &reads_[s * cfg_.batch];
       std::uint64_t bytes = 0;
@@ -155,6 +165,8 @@ class Pipeline final : public BatchSource {
         const SampleCheck c = check_sample(r[i].data, r[i].got, len, r[i].sample);
         if (c != SampleCheck::kOk) bad_sample(r[i].sample, c);
       }
+      // The Python work of a DataLoader worker: what the read left of n x sample_cpu.
+      if (cfg_.sample_cpu_s > 0) burn_cpu_until(c0 + static_cast<double>(n) * cfg_.sample_cpu_s);
       const double t1 = clock_.now_s();
       (*latency_)[k] = t1 - t0;
       st.busy_s += t1 - t0;
@@ -173,9 +185,29 @@ class Pipeline final : public BatchSource {
                (ready_count >= lazy_after_ || slot_waiters_ > 0 || filled_ == plan_.batches);
       }
       if (wake) ready_cv_.notify_one();
+      if (receiver_) recv_cv_.notify_one();
     }
     st.cpu_s += thread_cpu_s() - cpu0;
   }
+
+  // PyTorch's pin_memory thread: takes the batches in order as workers finish
+  // them, spends the main process's per-batch CPU on each, hands it on.
+  void receive() {
+    for (std::size_t k = 0; k < plan_.batches; ++k) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        recv_cv_.wait(lock, [&] { return stop_ || is_ready(k); });
+        if (stop_) return;
+      }
+      burn_cpu_until(thread_cpu_s() + cfg_.batch_cpu_s);
+      std::lock_guard<std::mutex> lock(mu_);
+      received_ = k + 1;
+      if (waiting_for_ == k) ready_cv_.notify_all();
+    }
+  }
+
+  // Batch k may go to the consumer (call with mu_ held).
+  bool deliverable(std::size_t k) const { return is_ready(k) && (!receiver_ || received_ > k); }
 
   // Batch k is filled and not yet released (call with mu_ held). Before
   // batch k takes a slot, slot(k) is stale and holds another batch, never k.
@@ -185,7 +217,7 @@ class Pipeline final : public BatchSource {
   }
 
   // The consumer is blocked on a batch that is ready (call with mu_ held).
-  bool consumer_can_go() const { return waiting_for_ != kNone && is_ready(waiting_for_); }
+  bool consumer_can_go() const { return waiting_for_ != kNone && deliverable(waiting_for_); }
 
   void fail(const std::string& what) {
     {
@@ -199,6 +231,7 @@ class Pipeline final : public BatchSource {
   void wake_all() {
     free_cv_.notify_all();
     ready_cv_.notify_all();
+    recv_cv_.notify_all();
   }
 
   void bad_sample(std::uint32_t id, SampleCheck c) {
@@ -229,6 +262,9 @@ class Pipeline final : public BatchSource {
   std::atomic<std::size_t> next_{0};  // first-free: the next unclaimed batch
   std::condition_variable ready_cv_;
   std::size_t waiting_for_ = kNone;  // the batch the consumer is blocked on
+  bool receiver_ = false;            // a receive thread does the per-batch CPU
+  std::size_t received_ = 0;         // batches [0, received_) went through it this epoch
+  std::condition_variable recv_cv_;
   bool stop_ = false;
   std::string error_, first_bad_;
   std::uint64_t bad_ = 0;
@@ -318,6 +354,7 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       const ReadSlot* r = pipe.batch_reads(k, &n, &bytes);
       res.samples += n;
       res.bytes += bytes;
+      if (cfg.step_cpu_s > 0) burn_cpu_until(thread_cpu_s() + std::min(cfg.step_cpu_s, cfg.step_s));
       BatchRecord rec;
       rec.samples = n;
       rec.bytes = bytes;
@@ -337,8 +374,11 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       }
       res.batches.push_back(rec);
     };
+    const double sleep_s = std::max(0.0, cfg.step_s - cfg.step_cpu_s);  // the step's CPU part is burnt in on_batch
+    // The modelled PyTorch loader frees a worker's slot once next() has the batch.
+    const bool pytorch_model = cfg.sample_cpu_s > 0 || cfg.batch_cpu_s > 0;
     const std::size_t marks0 = res.consumer.marks.size();
-    consume(pipe, clock, plan.batches, cfg.step_s, e == 0, on_batch, stop, res.consumer);
+    consume(pipe, clock, plan.batches, sleep_s, e == 0, on_batch, stop, res.consumer, pytorch_model);
     pipe.stop_and_join();
     // Batch k of this epoch got mark marks0 + k: the same order, one each.
     for (std::size_t i = marks0; i < res.consumer.marks.size(); ++i) {

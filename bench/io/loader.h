@@ -38,6 +38,11 @@ struct LoaderConfig {
   double max_seconds = 0;     ///< stop reading after this much measured time (0: no limit)
   PinMode pin = PinMode::kAuto;
   Dispatch dispatch = Dispatch::kRoundRobin;
+  // The PyTorch DataLoader's CPU (loader_model.h), emulated; all 0: the native reader.
+  double sample_cpu_s = 0;    ///< a worker's CPU per sample, read included (it burns what the read left)
+  double batch_cpu_s = 0;     ///< the main process's CPU per batch, burnt in acquire: it counts as data wait
+  double step_cpu_s = 0;      ///< the part of step_s the consumer spends on the CPU (the rest sleeps)
+  bool receive_thread = false;  ///< batch_cpu_s is spent by a thread of its own (pin_memory's), not in acquire
 };
 
 struct WorkerStats {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "loader_model.h"
 #include "nodeprobe/probe_main.h"
 #include "probes.h"
 
@@ -121,6 +122,35 @@ int main(int argc, char** argv) {
   sweep->add_option("--seconds-per-point", sw.seconds_per_point, "Reading time per configuration")
       ->capture_default_str()->check(CLI::PositiveNumber);
   sweep->add_flag("--exhaustive", sw.exhaustive, "Measure every worker count, not only up to the first that reaches the target");
+  std::vector<std::string> pipelines{"native"};
+  for (const auto& pr : pipeline_presets()) pipelines.push_back(pr.name);
+  sweep->add_option("--pipeline", sw.pipeline,
+                    "What a PyTorch worker does per sample (the model's defaults): " + preset_names() +
+                        ", or native (no Python model: a native loader such as DALI)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(pipelines));
+  sweep->add_option("--collate", sw.collate, "How batches reach the main process: stack (one tensor) or list "
+                                             "(one per sample); default: the pipeline's")
+      ->check(CLI::IsMember({"stack", "list"}));
+  sweep->add_option("--sample-cpu-us", sw.sample_cpu_us,
+                    "Worker CPU per sample, read and transform included (default: the measured cost of the pipeline)")
+      ->check(CLI::NonNegativeNumber);
+  sweep->add_option("--batch-cpu-us", sw.batch_cpu_us,
+                    "Main-process CPU per batch inside next(): receive, unpickle, map (default: measured)")
+      ->check(CLI::NonNegativeNumber);
+  sweep->add_option("--step-cpu-fraction", sw.step_cpu_fraction,
+                    "Share of the step the training process keeps a core busy (0: the GPU does the work)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  sweep->add_option("--cores", sw.cores, "Cores the loader and the training process get (default: all this process may use)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_option("--pin-memory", sw.pin_memory,
+                    "The modelled loader's pin_memory=True: its thread receives the batches instead of next(); "
+                    "auto: when a GPU is usable (PyTorch ignores it without one), on, off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  sweep->add_option("--peer", sw.peer, "torch: confirm with a real torch DataLoader when python can import torch")
+      ->check(CLI::IsMember({"torch"}));
+  sweep->add_option("--python", sw.python, "Interpreter for --peer torch")->capture_default_str();
   add_loader_flags(sweep, sw.base, sflags);
   add_common_flags(*sweep, common);
 

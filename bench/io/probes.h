@@ -63,6 +63,16 @@ struct SweepOptions {
   double target_au = 0.9;
   double seconds_per_point = 2;
   bool exhaustive = false;  ///< keep going after a worker count reached the target
+  // The DataLoader model (loader_model.h): what a PyTorch loader adds to the reads.
+  std::string pipeline = "raw";     ///< a preset (pipeline_presets()) or "native" (no model: a native loader)
+  std::string collate;              ///< "stack" | "list"; "" = the preset's
+  double sample_cpu_us = -1;        ///< worker CPU per sample; < 0: the preset's measured default
+  double batch_cpu_us = -1;         ///< main-process CPU per batch; < 0: the measured default
+  double step_cpu_fraction = 0;     ///< share of the step the training process spends on the CPU
+  unsigned cores = 0;               ///< cores the loader and the training process get (0: all this process may use)
+  std::string pin_memory = "auto";  ///< the modelled loader's pin_memory thread: auto (with a usable GPU), on, off
+  std::string peer;                 ///< "" | "torch": confirm with a real DataLoader when there is one
+  std::string python = "python3";   ///< the interpreter the torch peer runs with
 };
 class SweepProbe final : public Probe {
  public:

@@ -23,8 +23,9 @@ std::vector<std::size_t> default_worker_list(unsigned cores) {
 }
 
 Recommendation recommend(const std::vector<SweepPoint>& points, double target_au, std::size_t batch,
-                         unsigned cores, bool gpu) {
+                         unsigned cores, bool gpu, bool pin_memory) {
   Recommendation rec;
+  rec.batch = batch;
   const SweepPoint* best = nullptr;
   bool files_measured = false, files_reached = false, shards_measured = false;
   for (const auto& p : points) {
@@ -65,15 +66,27 @@ Recommendation recommend(const std::vector<SweepPoint>& points, double target_au
     rec.notes.push_back("files are fast enough here; shards were not measured (add a --dir with a shards dataset to compare)");
   if (cores > 0 && best->workers * 4 > cores * 3)
     rec.notes.push_back("more than 3/4 of the cores as workers competes with the training process for CPU");
-  rec.pin_memory = true;
-  rec.notes.push_back(gpu ? "pin_memory=True: page-locked batches let the copy to the GPU run asynchronously"
-                          : "pin_memory=True on the GPU node (this host has no usable GPU: its effect was not measured)");
+  rec.pin_memory = pin_memory;
+  if (pin_memory)
+    rec.notes.push_back(gpu ? "pin_memory=True: page-locked batches let the copy to the GPU run asynchronously"
+                            : "pin_memory=True on the GPU node (this host has no usable GPU: its effect was not measured)");
   std::snprintf(buf, sizeof buf,
                 "DataLoader(dataset, batch_size=%zu, shuffle=True, num_workers=%zu, prefetch_factor=%zu, "
-                "pin_memory=True, persistent_workers=True)",
-                batch, best->workers, best->prefetch);
+                "pin_memory=%s, persistent_workers=True)",
+                batch, best->workers, best->prefetch, pin_memory ? "True" : "False");
   rec.pytorch = buf;
   return rec;
+}
+
+void apply_bound(Recommendation& rec, const BoundReport& bound, double target_au) {
+  rec.bound = to_string(bound.bound);
+  rec.advice = bound.advice;
+  if (rec.reached || rec.notes.empty() || rec.pytorch.empty()) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "no configuration reaches AU %.0f %% (best %.1f %%): ", 100 * target_au,
+                100 * rec.best.au);
+  rec.notes.front() = buf + bound.advice;
+  if (bound.bound != Bound::kStorage) rec.pack_shards = false;
 }
 
 }  // namespace nodeprobe::io

@@ -82,6 +82,25 @@ TEST(IoConsumer, StopsOnFailureAndOnRequest) {
   EXPECT_EQ(t2.batches, 2u);
 }
 
+TEST(IoConsumer, ReleaseBeforeTheStepLikePyTorch) {
+  // The slot is free while the step runs: release is seen before the clock moves on.
+  FakeClock clock;
+  struct Recorder final : BatchSource {
+    FakeClock& c;
+    std::vector<double> released_at;
+    explicit Recorder(FakeClock& cl) : c(cl) {}
+    bool acquire(std::size_t) override { return true; }
+    void release(std::size_t) override { released_at.push_back(c.now_s()); }
+  } early(clock), late(clock);
+  ConsumerTimes t1, t2;
+  consume(early, clock, 2, 0.5, true, nullptr, nullptr, t1, true);
+  EXPECT_EQ(early.released_at, (std::vector<double>{0.0, 0.5}));
+  EXPECT_NEAR(t1.compute_s, 1.0, 1e-12);
+  const double t0 = clock.now_s();
+  consume(late, clock, 2, 0.5, true, nullptr, nullptr, t2);
+  EXPECT_EQ(late.released_at, (std::vector<double>{t0 + 0.5, t0 + 1.0}));
+}
+
 TEST(IoConsumer, NoTimeMeansNoFraction) {
   const WaitSummary s = summarize(ConsumerTimes{});
   EXPECT_EQ(s.wait_fraction, 0.0);
