@@ -13,6 +13,7 @@ cpack_exe=$(dirname "$(command -v cmake)")/cpack
 [[ -x $cpack_exe ]] || { echo "SKIP: no cpack"; exit 77; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nodeprobe-deb-test.XXXXXX")
+case "$tmp/" in "$src"/*|"$build"/*) tmp_in_tree=1 ;; *) tmp_in_tree=0 ;; esac
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -66,8 +67,12 @@ echo "\$rc" > "$tmp/diag.rc"
 rc=0; "$root/usr/bin/nodeprobe-gemm" --json "$tmp/gemm.json" >"$tmp/gemm.out" 2>&1 || rc=\$?
 echo "\$rc" > "$tmp/gemm.rc"
 INNER
-if [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
-  hide="mount -t tmpfs -o ro nodeprobe-hidden '$src' && mount -t tmpfs -o ro nodeprobe-hidden '$build'"
+if [[ $tmp_in_tree == 1 ]]; then
+  echo "note: TMPDIR is inside the trees: they are not hidden, only left"
+  bash "$tmp/inner.sh"
+elif [[ $(id -u) -eq 0 ]] && unshare -m true 2>/dev/null; then
+  # The build tree first: it may sit inside the source tree.
+  hide="mount -t tmpfs -o ro nodeprobe-hidden '$build' && mount -t tmpfs -o ro nodeprobe-hidden '$src'"
   [[ -d /usr/local/cuda ]] && hide+=" && mount -t tmpfs -o ro nodeprobe-hidden \$(realpath /usr/local/cuda)"
   unshare -m --propagation private bash -c "$hide && bash '$tmp/inner.sh'" || fail "hiding the trees"
   echo "ran with $src, $build and /usr/local/cuda hidden (private mount namespace)"
