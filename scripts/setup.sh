@@ -218,7 +218,7 @@ plan_el() {
   # RHEL 8's CRB/EPEL GoogleTest (1.8), nlohmann-json (3.6) and CLI11 are too
   # old: the pinned releases are built instead, so they are not installed.
   optional=(ninja-build google-benchmark-devel re2-devel openmpi-devel libfabric-devel fio pcre2-devel
-    liburing-devel chromium-headless iptables iproute-tc time)
+    liburing-devel chromium-headless iptables iproute-tc time rpm-build)
   [[ $major != 8 ]] && optional+=(json-devel cli11-devel gtest-devel gmock-devel)
   mpi_homes=(/opt/amazon/openmpi /usr/lib64/openmpi)
 }
@@ -229,7 +229,7 @@ plan_al2023() {
   pm=dnf
   required=(gcc-c++ make cmake git pkgconf-pkg-config zlib-devel iproute procps-ng python3 tar gzip)
   optional=(ninja-build json-devel gtest-devel gmock-devel google-benchmark-devel cli11-devel re2-devel
-    openmpi-devel libfabric-devel fio pcre2-devel liburing-devel iptables-nft iproute-tc time)
+    openmpi-devel libfabric-devel fio pcre2-devel liburing-devel iptables-nft iproute-tc time rpm-build)
   compiler_note="the system GCC 11"
   (( max_gcc < 11 )) && compiler_note+=" (CUDA $cuda_version accepts GCC <= $max_gcc: nodeprobe's own kernels are left out)"
   mpi_homes=(/opt/amazon/openmpi /usr/lib64/openmpi)
@@ -252,7 +252,8 @@ plan_deb() {
   pm=apt
   required=(build-essential g++ make cmake ninja-build pkg-config git nlohmann-json3-dev libcli11-dev
     libgtest-dev libgmock-dev libbenchmark-dev iproute2 procps libre2-dev zlib1g-dev)
-  optional=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libpcre2-dev liburing-dev iptables time)
+  # rpm: rpmbuild, for scripts/package.sh's RPM next to the DEB.
+  optional=(libopenmpi-dev openmpi-bin libfabric-dev libfabric-bin fio libpcre2-dev liburing-dev iptables time rpm)
   # Ubuntu 22.04 has no valijson (the schema tests skip); Ubuntu's chromium is
   # a snap wrapper that does not run in containers.
   [[ $os_id:$os_version == ubuntu:22.04 ]] || optional+=(libvalijson-dev)

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/share_dir.h"
 
 extern const char* const kNodeprobePlaybookJson;
 extern const char* const kNodeprobeXidJson;
@@ -369,8 +370,12 @@ const char* embedded_xid_json() { return kNodeprobeXidJson; }
 const char* embedded_instances_json() { return kNodeprobeInstancesJson; }
 
 const Playbook& default_playbook() {
-  static const Playbook pb =
-      Playbook::parse(kNodeprobePlaybookJson, kNodeprobeXidJson, kNodeprobeInstancesJson);
+  // The installed data files win (a site may adapt them; NODEPROBE_SHARE_DIR
+  // points elsewhere); the copy built in serves a binary copied on its own.
+  auto doc = [](const char* rel, const char* built_in) { return read_share_file(rel).value_or(built_in); };
+  static const Playbook pb = Playbook::parse(doc("playbook/playbook.json", kNodeprobePlaybookJson),
+                                             doc("playbook/xid.json", kNodeprobeXidJson),
+                                             doc("playbook/instances.json", kNodeprobeInstancesJson));
   return pb;
 }
 

@@ -12,6 +12,7 @@
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/probe.h"
 #include "nodeprobe/render_text.h"
+#include "nodeprobe/share_dir.h"
 
 namespace nodeprobe::diag {
 
@@ -136,7 +137,11 @@ Expectations parse_expectations(const std::string& text, const std::string& orig
 }
 
 const Expectations& builtin_expectations() {
-  static const Expectations e = parse_expectations(kBuiltinInstanceTypes, "built-in instance_types.json");
+  // Installed data file first (share_dir.h), else the copy built in.
+  static const Expectations e = [] {
+    if (auto text = read_share_file("instance_types.json")) return parse_expectations(*text, *share_dir() + "instance_types.json");
+    return parse_expectations(kBuiltinInstanceTypes, "built-in instance_types.json");
+  }();
   return e;
 }
 

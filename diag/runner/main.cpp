@@ -13,6 +13,7 @@
 #include "diagnose.h"
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/probe_main.h"
+#include "nodeprobe/share_dir.h"
 #include "nodeprobe/status.h"
 #include "report_cmd.h"
 #include "text_util.h"
@@ -34,7 +35,18 @@ int main(int argc, char** argv) {
   diag::CollectCmdOptions collect_opt;
   CLI::App* collect_cmd = diag::setup_collect(app, collect_opt);
 
-  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  std::string share_dir;
+  app.add_option("--share-dir", share_dir,
+                 std::string("Data files (playbook, instance tables, schema) from DIR; default BIN/../share/nodeprobe (env ") +
+                     kShareDirEnv + ")")
+      ->type_name("DIR");
+
+  // Completion offers the plan's probe names after `accept --only`.
+  CompletionValues completion;
+  for (const auto& e : diag::accept_entries()) completion[accept_cmd->get_option("--only")].push_back(e.name);
+  if (auto rc = parse_command_line(app, argc, argv, completion)) return *rc;
+  // Through the environment, so every reader (and every probe spawned) sees one answer.
+  if (!share_dir.empty()) ::setenv(kShareDirEnv, share_dir.c_str(), 1);
   try {
     if (accept_cmd->parsed()) {
       // accept ends with the same diagnosis `nodeprobe diag` gives: the live

@@ -43,7 +43,15 @@ void add_common_flags(CLI::App& app, CommonOptions& opt) {
       ->check(CLI::ExistingDirectory);
 }
 
-std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const CompletionValues& completion) {
+  if (argc == 2 && std::string(argv[1]) == "--help-man") {
+    write_man_page(app, std::cout);
+    return 0;
+  }
+  if (argc == 2 && std::string(argv[1]) == "--help-completion") {
+    write_bash_completion(app, completion, std::cout);
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

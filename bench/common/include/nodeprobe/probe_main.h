@@ -16,6 +16,7 @@ class App;
 }  // namespace CLI
 
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_docs.h"
 #include "nodeprobe/exporters.h"
 
 #include "nodeprobe/probe.h"
@@ -45,8 +46,11 @@ void add_common_flags(CLI::App& app, CommonOptions& opt);
 
 /// Parses the command line. Returns an exit code when the program should stop
 /// now (0 after --help / --version, 64 with a one-line reason on bad usage),
-/// nullopt when it should go on.
-std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
+/// nullopt when it should go on. A lone hidden --help-man or --help-completion
+/// prints the man page or bash completion (cli_docs.h; `completion` adds
+/// values for options) and returns 0: the build generates both this way.
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv,
+                                      const CompletionValues& completion = {});
 
 /// Runs `probes` in order and writes the report. Returns the exit code for the
 /// aggregated status (130 / 124 when a signal or --timeout stopped the run).
