@@ -15,6 +15,8 @@
 
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/host_facts.h"
+#include "nodeprobe/redact.h"
+#include "nodeprobe/report_json.h"
 #include "nodeprobe/version.h"
 #include "text_util.h"
 
@@ -42,16 +44,34 @@ class Collection {
     m_.files.push_back({rel, origin, status, clean_text(reason, 300), bytes});
   }
 
-  bool put(const std::string& rel, const std::string& data) {
+  // Every file of the bundle is written here, redacted (nodeprobe/redact.h).
+  // `redacted`: a report, redacted field by field already.
+  bool put(const std::string& rel, const std::string& data, bool redacted = false) {
     const std::string p = path(rel);
     mkdirs(p.substr(0, p.rfind('/')));
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << data;
+    out << (redacted ? data : redact_secrets(data));
     return static_cast<bool>(out);
   }
 
-  void put_recorded(const std::string& rel, const std::string& origin, const std::string& data) {
-    if (put(rel, data)) record(rel, origin, "ok", "", data.size());
+  // A command's output file, redacted in place (the command wrote it).
+  void redact_file(const std::string& rel) {
+    try {
+      InputLimits l = input_limits(InputKind::kLog);
+      l.max_bytes = opt_.max_log_bytes * 4;
+      const std::string text = read_input(path(rel), l);
+      const std::string clean = redact_secrets(text);
+      if (clean == text) return;
+      std::ofstream out(path(rel), std::ios::binary | std::ios::trunc);
+      out << clean;
+    } catch (const InputError&) {  // too big to redact: not kept
+      ::unlink(path(rel).c_str());
+    }
+  }
+
+  void put_recorded(const std::string& rel, const std::string& origin, const std::string& data,
+                    bool redacted = false) {
+    if (put(rel, data, redacted)) record(rel, origin, "ok", "", data.size());
     else record(rel, origin, "error", "cannot write " + path(rel), 0);
   }
 
@@ -76,9 +96,10 @@ class Collection {
     std::string out;
     while (std::getline(in, line)) {
       if (keep && !keep(line)) continue;
-      out += redact_secrets(line);
+      out += line;
       out += '\n';
     }
+    out = redact_secrets(out);  // the whole text: a PEM block spans lines
     if (!put(rel, out)) {
       record(rel, src, "error", "cannot write " + path(rel), 0);
       return;
@@ -97,6 +118,7 @@ class Collection {
     }
     mkdirs(path(rel).substr(0, path(rel).rfind('/')));
     SpawnResult r = opt_.runner->run(argv, opt_.command_timeout_s, path(rel));
+    redact_file(rel);
     struct stat st {};
     const std::uint64_t bytes = ::stat(path(rel).c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
     if (!r.started) {
@@ -396,11 +418,13 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
     }
   }
   if (!o.report_path.empty()) {
-    std::ifstream in(o.report_path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in) c.put_recorded("report/last.json", o.report_path, ss.str());
-    else c.record("report/last.json", o.report_path, "error", "cannot read " + o.report_path, 0);
+    // Parsed and written again: bounded, and redacted field by field (a
+    // text-level redaction could break the JSON).
+    try {
+      c.put_recorded("report/last.json", o.report_path, dump_report(load_report(o.report_path, o.input)), true);
+    } catch (const ReportError& e) {
+      c.record("report/last.json", o.report_path, "error", e.what(), 0);
+    }
   }
   write_file_atomic(dir + "/manifest.json", manifest_to_json(m).dump(2) + "\n");
   return m;

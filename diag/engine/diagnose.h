@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "nodeprobe/fs_root.h"
+#include "nodeprobe/input.h"
 #include "nodeprobe/report.h"
 
 namespace nodeprobe::diag {
@@ -29,6 +30,7 @@ struct DiagInputs {
   const char* const* envp = nullptr; ///< live: environment for the allowlist
   std::string tmp_dir;               ///< scratch space ("" = $TMPDIR or /tmp)
   double now = 0;                    ///< epoch seconds (0: the clock)
+  InputOverrides input;              ///< --max-input-size / --read-timeout for logs and bundles
 };
 
 /// How the diagnosis went, besides the findings it wrote into the report.

@@ -17,6 +17,7 @@
 #include "expectations.h"
 #include "inventory.h"
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/host_facts.h"
@@ -212,7 +213,9 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->add_option("--label", opt.label, "Free-text label stored in the report");
   sub->add_option("--json", opt.json_out, "Write the JSON report to PATH ('-' = stdout only)")
       ->type_name("PATH|-");
-  sub->add_option("--data-dir", opt.data_dir, "Directory for the IO probe's temporary dataset")
+  sub->add_option("--data-dir", opt.data_dir,
+                  "Directory for the IO probe's temporary dataset (default: the writable local filesystem with "
+                  "the most free space, never /, /etc, /proc, /sys, /dev, /run or tmpfs; the report says which)")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--only", opt.only, "Run only these probes (comma-separated names or prefixes)")
       ->delimiter(',');
@@ -221,12 +224,13 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->add_option("--sysroot", opt.sysroot, "Read /proc and /sys under DIR (fixtures); passed to probes")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(finite_range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
   sub->add_option("--prometheus", opt.exports.prometheus, "Also write a node_exporter textfile (*.prom)");
   sub->add_option("--cloudwatch-emf", opt.exports.emf, "Also write CloudWatch EMF JSON lines");
   sub->add_option("--junit", opt.exports.junit, "Also write JUnit XML");
   sub->add_flag("--list", opt.list, "Print the plan for this machine and exit");
+  add_input_flags(*sub, opt.input);
   sub->add_flag("-v,--verbose", opt.verbose, "Also print every probe's checks and metrics");
   sub->add_flag("-q,--quiet", opt.quiet, "No text output");
   return sub;
@@ -240,7 +244,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     }
   Expectations expectations;
   try {
-    expectations = load_expectations(opt.expectations);
+    expectations = load_expectations(opt.expectations, opt.input);
   } catch (const ExpectationsError& e) {
     std::cerr << "nodeprobe accept: " << e.what() << "\n";
     return exit_code::kError;
@@ -297,11 +301,16 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
               << std::strerror(errno) << "\n";
     return exit_code::kError;
   }
-  std::string data_dir = opt.data_dir;
-  if (data_dir.empty())
-    data_dir = fs.is_live() ? choose_data_dir(parse_mounts(fs.read("/proc/self/mounts").value_or("")),
-                                              live_free_bytes, tmp_parent())
-                            : tmp_parent();
+  DataDirChoice data{opt.data_dir, "given with --data-dir"};
+  if (data.dir.empty())
+    data = fs.is_live() ? choose_data_dir(parse_mounts(fs.read("/proc/self/mounts").value_or("")), live_free_bytes,
+                                          tmp_parent())
+                        : DataDirChoice{tmp_parent(), "--sysroot given: the live mounts are not this system's"};
+  const std::string& data_dir = data.dir;
+  if (!opt.quiet && std::any_of(plan.begin(), plan.end(), [](const PlannedProbe& p) {
+        return p.needs_dataset && p.skip_reason.empty();
+      }))
+    text << "IO dataset in " << data_dir << ": " << data.why << "\n";
   std::string dataset;  // created on first use, removed at the end (accept made it)
   std::vector<Finding> raised;  // findings the probes and the diagnosis raised themselves
 
@@ -380,6 +389,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   expect.config["instance_type_source"] = id.source;
   expect.config["budget_s"] = budget;
   expect.config["data_dir"] = data_dir;
+  expect.config["data_dir_reason"] = data.why;
   report.probes.push_back(std::move(expect));
 
   finalize(report, std::move(raised));

@@ -14,6 +14,7 @@ class App;
 }  // namespace CLI
 
 #include "nodeprobe/exporters.h"
+#include "nodeprobe/input.h"
 #include "runner.h"
 
 namespace nodeprobe::diag {
@@ -23,7 +24,7 @@ struct AcceptOptions {
   std::string expect;             ///< instance type to judge against (e.g. p4d.24xlarge)
   std::string label;
   std::string json_out;
-  std::string data_dir;           ///< where the IO dataset goes (default: largest local fs, else /tmp)
+  std::string data_dir;           ///< where the IO dataset goes (default: choose_data_dir())
   std::vector<std::string> only;  ///< run only these entries (name or prefix: "allreduce")
   std::string expectations;       ///< data file replacing the built-in one
   std::string sysroot = "/";      ///< read /proc, /sys under DIR (fixtures); also passed to probes
@@ -33,6 +34,7 @@ struct AcceptOptions {
   bool verbose = false;
   bool quiet = false;
   ExportPaths exports;            ///< --prometheus, --cloudwatch-emf, --junit
+  InputOverrides input;           ///< --max-input-size, --read-timeout (--expectations)
 };
 
 /// Work the lead wires in from other components (kept out of the options).

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "nodeprobe/input.h"
+
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
 namespace CLI {
@@ -20,6 +22,7 @@ struct CollectCmdOptions {
   double command_timeout_s = 15;
   bool no_limits = false;
   bool quiet = false;
+  InputOverrides input;  ///< --max-input-size, --read-timeout (for --report)
 };
 
 CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/compare.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_compare.h"
@@ -21,13 +22,14 @@ CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt) {
   sub->add_option("BEFORE", opt.before, "Report before the change")->required();
   sub->add_option("AFTER", opt.after, "Report after the change")->required();
   sub->add_option("--threshold", opt.threshold_pct, "Smallest change in % that counts (default 5)")
-      ->check(CLI::Range(0.01, 1000.0));
+      ->check(finite_range(0.01, 1000.0));
   sub->add_option("--noise-factor", opt.noise_factor,
                   "'same' needs both spreads within FACTOR x threshold (default 2)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(finite_range(0.0, 100.0));
   sub->add_option("--format", opt.format, "text, md, json or html")
       ->check(CLI::IsMember({"text", "md", "json", "html"}));
   sub->add_option("--out", opt.out, "Write to FILE instead of stdout");
+  add_input_flags(*sub, opt.input);
   return sub;
 }
 
@@ -38,8 +40,8 @@ int run_compare(const CompareCmdOptions& opt) {
   }
   Report before, after;
   try {
-    before = load_report(opt.before);
-    after = load_report(opt.after);
+    before = load_report(opt.before, opt.input);
+    after = load_report(opt.after, opt.input);
   } catch (const ReportError& e) {
     std::cerr << "nodeprobe compare: " << e.what() << "\n";
     return exit_code::kError;

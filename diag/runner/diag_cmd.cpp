@@ -8,6 +8,7 @@
 #include "accept.h"
 #include "diagnose.h"
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_text.h"
@@ -80,8 +81,9 @@ CLI::App* setup_diag(CLI::App& app, DiagOptions& opt) {
   sub->add_option("--json", opt.json_out, "Write the JSON report to PATH ('-' = stdout only)")->type_name("PATH|-");
   sub->add_option("--label", opt.label, "Free-text label stored in the report");
   sub->add_option("--command-timeout", opt.command_timeout_s, "Deadline of each helper command (nvidia-smi, journalctl...), seconds")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(finite_range(1.0, 600.0));
   sub->add_flag("--no-limits", opt.no_limits, "Live: do not run nodeprobe-limits");
+  add_input_flags(*sub, opt.input);
   sub->add_flag("-v,--verbose", opt.verbose, "All evidence, every remedy step, every skipped source");
   sub->add_flag("-q,--quiet", opt.quiet, "No text summary");
   return sub;
@@ -105,6 +107,7 @@ int run_diag(const DiagOptions& opt, int argc, char** argv) {
   in.live = opt.live || (opt.logs.empty() && opt.bundle.empty());
   in.expect = opt.expect;
   in.command_timeout_s = opt.command_timeout_s;
+  in.input = opt.input;
   in.envp = environ;
   if (in.live && !opt.no_limits) {
     const std::string exe = probe_dir() + "nodeprobe-limits";

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "nodeprobe/input.h"
+
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
 namespace CLI {
@@ -28,6 +30,7 @@ struct DiagOptions {
   bool no_limits = false;
   bool verbose = false;
   bool quiet = false;
+  InputOverrides input;  ///< --max-input-size, --read-timeout
 };
 
 CLI::App* setup_diag(CLI::App& app, DiagOptions& opt);

@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/host_facts.h"
@@ -108,7 +109,7 @@ void add_common_flags(CLI::App& app, CommonOptions& opt) {
       ->type_name("PATH|-");
   app.add_flag("--list", opt.list, "List the probes of this executable and exit");
   app.add_option("--timeout", opt.timeout_s, "Deadline for the whole run in seconds (0 = none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_range(0, 1e7));
   app.add_flag("-v,--verbose", opt.verbose, "Print details while running");
   app.add_option("--label", opt.label, "Free-text label stored in the report");
   app.add_option("--sysroot", opt.sysroot, "Read /proc, /sys and /etc under DIR (fixtures)")
@@ -121,6 +122,7 @@ void add_common_flags(CLI::App& app, CommonOptions& opt) {
 }
 
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  guard_numeric_options(app);  // no NaN or infinity reaches a program through a flag
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
