@@ -143,7 +143,7 @@ InputFile InputFile::open(const std::string& path, const InputLimits& limits) {
   // Look before opening: opening a device can have effects (a watchdog, a
   // tape), and opening a FIFO without a writer would wait for one.
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + errno_text(errno));
+  if (::stat(path.c_str(), &st) != 0) throw InputError("cannot open " + path + ": " + errno_text(errno));
   if (!S_ISREG(st.st_mode)) {
     throw InputError(path + ": is " + type_text(st.st_mode) + ", not a regular file" +
                      (S_ISFIFO(st.st_mode) ? " (to read a pipe, give '-' and redirect it to stdin)" : ""));
@@ -151,7 +151,7 @@ InputFile InputFile::open(const std::string& path, const InputLimits& limits) {
   // O_NONBLOCK: should the path have been swapped for a FIFO since the
   // stat, open still returns at once and check_type() refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) throw InputError(path + ": cannot open: " + errno_text(errno));
+  if (fd < 0) throw InputError("cannot open " + path + ": " + errno_text(errno));
   InputFile f(fd, true, path, limits);
   f.check_type();
   return f;
@@ -170,7 +170,7 @@ InputFile InputFile::open_beneath(int dir_fd, const std::string& rel, const Inpu
     if (::fstatat(cur, parts[i].c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       const int e = errno;
       close_cur();
-      throw InputError(shown + ": cannot open: " + errno_text(e));
+      throw InputError("cannot open " + shown + ": " + errno_text(e));
     }
     if (!S_ISDIR(st.st_mode)) {
       close_cur();
@@ -180,14 +180,14 @@ InputFile InputFile::open_beneath(int dir_fd, const std::string& rel, const Inpu
     const int next = ::openat(cur, parts[i].c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     const int e = errno;
     close_cur();
-    if (next < 0) throw InputError(shown + ": cannot open: " + errno_text(e));
+    if (next < 0) throw InputError("cannot open " + shown + ": " + errno_text(e));
     cur = next;
   }
   struct stat st {};
   if (::fstatat(cur, parts.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
     const int e = errno;
     close_cur();
-    throw InputError(shown + ": cannot open: " + errno_text(e));
+    throw InputError("cannot open " + shown + ": " + errno_text(e));
   }
   if (!S_ISREG(st.st_mode)) {
     close_cur();
@@ -197,7 +197,7 @@ InputFile InputFile::open_beneath(int dir_fd, const std::string& rel, const Inpu
   const int fd = ::openat(cur, parts.back().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   const int e = errno;
   close_cur();
-  if (fd < 0) throw InputError(shown + ": cannot open: " + errno_text(e));
+  if (fd < 0) throw InputError("cannot open " + shown + ": " + errno_text(e));
   InputFile f(fd, true, shown, limits);
   struct stat now {};
   if (::fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_nlink > 1)
