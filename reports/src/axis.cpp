@@ -21,12 +21,12 @@ Axis nice_axis(double lo, double hi, int target) {
   const double half_span = hi / 2 - lo / 2;
   const double mag = std::max(std::fabs(lo), std::fabs(hi));
   if (!(half_span * 2 > std::max(mag * 1e-9, 1e-300))) {
-    // One value (or values equal to 9 digits, or subnormal): widen around it.
+    // One value (or values equal to 9 digits, or subnormal): widen around
+    // it; a value >= 0 (a count, a rate) gets a 0-based axis.
     const double pad = mag > 1e-300 ? mag / 2 : 1;
     const bool nonneg = lo >= 0;
-    lo = clamp_finite(lo - pad);
+    lo = nonneg ? 0 : clamp_finite(lo - pad);
     hi = clamp_finite(hi + pad);
-    if (nonneg && lo < 0) lo = 0;  // a count or a rate stays on a 0-based axis
   }
   Axis a;
   const double raw = (hi / 2 - lo / 2) * (2.0 / target);
@@ -44,7 +44,9 @@ Axis nice_axis(double lo, double hi, int target) {
     step = nice * base;
   }
   if (!std::isfinite(step) || !(step > 0)) step = raw;
-  const double k0 = std::floor(lo / step), k1 = std::ceil(hi / step);
+  double k0 = std::floor(lo / step), k1 = std::ceil(hi / step);
+  if (k0 * step > lo) k0 -= 1;  // lo / step underflowed to 0 (a subnormal bound)
+  if (k1 * step < hi) k1 += 1;
   if (std::isfinite(k0) && std::isfinite(k1) && k1 - k0 >= 1 && k1 - k0 <= 50) {
     for (double k = k0; k <= k1; k += 1) {
       double v = clamp_finite(k * step);

@@ -14,6 +14,7 @@ namespace {
 
 using nodeprobe::testing::TempDir;
 using nodeprobe::testing::write_file;
+using nodeprobe::testing::read_file;
 
 Metric m(const std::string& name, double v, Labels labels) {
   return Metric{name, v, "", Better::kHigher, std::move(labels), std::nullopt};
@@ -227,6 +228,17 @@ TEST(Inventory, DataDirIsNeverASystemPlaceAFileOrMemory) {
   EXPECT_EQ(mem.dir, "/tmp");
   EXPECT_NE(mem.why.find("memory"), std::string::npos) << mem.why;
   EXPECT_NE(mem.why.find("--data-dir"), std::string::npos) << mem.why;
+}
+
+// This machine's own mounts (a container here: /run/netns and /etc/hosts
+// are bind mounts of the root volume): a directory, never a system place.
+TEST(Inventory, LiveChoiceIsARealDirectoryOutsideSystemPlaces) {
+  const std::string mounts = read_file("/proc/self/mounts");
+  const DataDirChoice c = choose_data_dir(parse_mounts(mounts), live_free_bytes, "/tmp");
+  EXPECT_TRUE(std::filesystem::is_directory(c.dir)) << c.dir;
+  for (const char* p : {"/proc", "/sys", "/dev", "/run", "/etc", "/boot"})
+    EXPECT_NE(c.dir.rfind(p, 0), 0u) << c.dir << ": " << c.why;
+  EXPECT_FALSE(c.why.empty());
 }
 
 // The live probe itself refuses a file that is a mount point.

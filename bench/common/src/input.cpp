@@ -308,7 +308,6 @@ std::vector<DirEntryInfo> walk_dir(const DirHandle& dir, bool follow_links, int 
     for (const auto& n : names) {
       if (full) break;
       if (out.size() >= max_entries) {
-        out.push_back({cur.rel, false, "more than " + std::to_string(max_entries) + " entries: the rest not read"});
         full = true;
         break;
       }
@@ -351,6 +350,7 @@ std::vector<DirEntryInfo> walk_dir(const DirHandle& dir, bool follow_links, int 
     ::closedir(d);  // closes cur.fd
   }
   std::sort(out.begin(), out.end(), [](const DirEntryInfo& a, const DirEntryInfo& b) { return a.rel < b.rel; });
+  if (full) out.push_back({"", false, "more than " + std::to_string(max_entries) + " entries: the rest not read"});
   return out;
 }
 
