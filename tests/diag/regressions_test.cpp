@@ -48,5 +48,25 @@ TEST(Regressions, BundleTarget) {
   }
 }
 
+TEST(Regressions, ReportTarget) {
+  const auto files = inputs("report");
+  EXPECT_FALSE(files.empty());
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const std::string b = bytes(f);
+    fuzz_report(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
+  }
+}
+
+TEST(Regressions, BundleDirTarget) {
+  const auto files = inputs("bundle_dir");
+  EXPECT_FALSE(files.empty());
+  for (const auto& f : files) {
+    SCOPED_TRACE(f);
+    const std::string b = bytes(f);
+    fuzz_bundle_dir(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
+  }
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag
