@@ -5,24 +5,75 @@
 #
 #   scripts/test.sh                 everything that can run here
 #   scripts/test.sh -L unit         only one tier (any ctest arguments pass through)
+#   scripts/test.sh --sanitize      the same tests built with ASan + UBSan in their
+#                                   own build directory (build-sanitize, or
+#                                   $NODEPROBE_SANITIZE_BUILD_DIR); any sanitizer
+#                                   report, also from a spawned probe, fails the run
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+sanitize=0
+if [[ ${1:-} == --sanitize ]]; then
+  sanitize=1
+  shift
+fi
 build_dir=${NODEPROBE_TEST_BUILD_DIR:-$here/build-test}
+(( sanitize )) && build_dir=${NODEPROBE_SANITIZE_BUILD_DIR:-$here/build-sanitize}
 
 device=OFF
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then device=ON; fi
 
 # Tests check correctness, never speed: -O1 without debug info builds in about
 # half the time of -O2 -g on a 2-core CI machine (benchmarks use setup.sh's build).
+opt_flags="-O1 -DNDEBUG"
+extra=()
+if (( sanitize )); then
+  # -g1: line numbers in reports; benchmarks are not tests and are left out.
+  san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1"
+  if ! echo 'int main(){return 0;}' | ${CXX:-c++} -x c++ $san -o /dev/null - 2>/dev/null; then
+    echo "test.sh: ${CXX:-c++} cannot link with $san (Debian: libasan8 libubsan1; RHEL 8:" \
+      "gcc-toolset-12-libasan-devel gcc-toolset-12-libubsan-devel)" >&2
+    exit 2
+  fi
+  opt_flags="$opt_flags $san"
+  extra=(--cmake-arg "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
+         --cmake-arg "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+         --cmake-arg "-DCMAKE_C_FLAGS_RELEASE=$opt_flags"
+         --cmake-arg "-DNODEPROBE_BUILD_BENCHMARKS=OFF")
+fi
 "$here/scripts/setup.sh" --no-run --werror --build-dir "$build_dir" \
   --cmake-arg "-DNODEPROBE_DEVICE_TESTS=$device" \
-  --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+  --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=$opt_flags" "${extra[@]}"
 
-ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 300 -j "$(nproc)")
+timeout=300
+(( sanitize )) && timeout=900  # instrumented code runs 2-5x slower
+ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout "$timeout" -j "$(nproc)")
 if [[ $# -gt 0 ]]; then
   ctest_args+=("$@")
 elif [[ $device == OFF ]]; then
   ctest_args+=(-LE device)
 fi
+if (( sanitize )); then
+  # Reports of every process (a probe spawned by a test included) land in
+  # files: a child's report counts even when its test only checks an exit code.
+  reports="$build_dir/sanitizer-reports"
+  rm -rf "$reports" && mkdir -p "$reports"
+  # protect_shadow_gap=0: the CUDA runtime maps memory where ASan keeps its
+  # gap; verify_asan_link_order=0: tests put fake libcuda/libnvidia-ml first.
+  export ASAN_OPTIONS="log_path=$reports/asan:protect_shadow_gap=0:verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:exitcode=86"
+  export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=86"
+  export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
+fi
 echo "==> ctest ${ctest_args[*]}" >&2
-ctest "${ctest_args[@]}"
+rc=0
+ctest "${ctest_args[@]}" || rc=$?
+if (( sanitize )); then
+  found=$(find "$reports" -type f -size +0 | sort)
+  if [[ -n $found ]]; then
+    echo "==> sanitizer reports (from tests or the processes they spawned):" >&2
+    for f in $found; do echo "--- $f" >&2; head -40 "$f" >&2; done
+    rc=1
+  else
+    echo "==> no sanitizer reports" >&2
+  fi
+fi
+exit $rc

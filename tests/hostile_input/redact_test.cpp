@@ -3,6 +3,7 @@
 // the same function applied to reports (to_json / parse_report / exports).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,22 @@ TEST(Redact, OrdinaryLogAndReportTextIsUntouched) {
            "{\"name\": \"busbw\", \"value\": 12.5, \"unit\": \"GB/s\", \"status\": \"pass\"}",
        })
     EXPECT_EQ(redact_secrets(t), t);
+}
+
+// A local user can write any number of "token=x" lines into syslog, which
+// collect copies as root: redaction must stay linear (a quadratic pass over
+// an 8 MiB log full of secrets would run for hours).
+TEST(Redact, AHugeTextFullOfSecretsEnds) {
+  std::string text;
+  while (text.size() < (8u << 20))
+    text += "password=x token: y https://u:p@h mysql -pz AKIAIOSFODNN7EXAMPLE ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --token w\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string out = redact_secrets(text);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 30.0) << "not linear";
+  EXPECT_EQ(out.find("AKIAIOSFODNN7EXAMPLE"), std::string::npos);
+  EXPECT_EQ(out.find("u:p@"), std::string::npos);
+  EXPECT_EQ(out.find("--token w"), std::string::npos);
 }
 
 TEST(Redact, SecretNames) {

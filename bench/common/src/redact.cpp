@@ -29,13 +29,34 @@ bool value_end(char c) {
          c == ')' || c == '}' || c == ']' || c == '>' || c == '<';
 }
 
-// Replaces [b, e) of `out` with the marker; returns the index after it.
-std::size_t put(std::string& out, std::size_t b, std::size_t e) {
-  out.replace(b, e - b, kRedacted);
-  return b + std::strlen(kRedacted);
-}
+// One pass over a text: unchanged spans are copied, redacted ones replaced,
+// so a pass is linear however many secrets a 64 MiB log holds.
+class Edit {
+ public:
+  explicit Edit(const std::string& in) : in_(in) {}
+  /// Replaces [b, e) (b >= the end of the previous cut) with `marker`.
+  void cut(std::size_t b, std::size_t e, const char* marker = kRedacted) {
+    out_.append(in_, done_, b - done_);
+    out_ += marker;
+    done_ = e;
+    cut_ = true;
+  }
+  /// Replaces the text with the edited one (a pass that cut nothing copies nothing).
+  void apply(std::string& text) {
+    if (!cut_) return;
+    out_.append(in_, done_, std::string::npos);
+    text = std::move(out_);
+  }
 
-bool already(const std::string& s, std::size_t at) { return s.compare(at, std::strlen(kRedacted), kRedacted) == 0; }
+ private:
+  const std::string& in_;
+  std::string out_;
+  std::size_t done_ = 0;
+  bool cut_ = false;
+};
+
+constexpr std::size_t kRedactedLen = std::char_traits<char>::length(kRedacted);
+bool already(const std::string& s, std::size_t at) { return s.compare(at, kRedactedLen, kRedacted) == 0; }
 
 // End of the value starting at q (a quoted value runs to its closing quote).
 std::size_t value_span(const std::string& s, std::size_t q, bool* quoted) {
@@ -65,9 +86,12 @@ std::size_t skip_scheme(const std::string& s, std::size_t q) {
 
 // PEM private key blocks, BEGIN through END (or the end of the text).
 void redact_pem(std::string& s) {
+  Edit ed(s);
   for (std::size_t p = 0; (p = s.find("-----BEGIN ", p)) != std::string::npos;) {
+    const std::size_t line_end = std::min(s.find('\n', p), p + 120);
     const std::size_t head_end = s.find("-----", p + 11);
-    if (head_end == std::string::npos || s.substr(p, head_end - p).find("PRIVATE KEY") == std::string::npos) {
+    if (head_end == std::string::npos || head_end > line_end ||
+        std::string_view(s).substr(p, head_end - p).find("PRIVATE KEY") == std::string_view::npos) {
       p += 11;
       continue;
     }
@@ -78,27 +102,31 @@ void redact_pem(std::string& s) {
     } else {
       end = s.size();
     }
-    const std::string marker = "<redacted: private key material>";
-    s.replace(p, end - p, marker);
-    p += marker.size();
+    ed.cut(p, end, "<redacted: private key material>");
+    p = end;
   }
+  ed.apply(s);
 }
 
 // scheme://user:PASSWORD@host and scheme://TOKEN@host.
 void redact_url_credentials(std::string& s) {
+  Edit ed(s);
   for (std::size_t p = 0; (p = s.find("://", p)) != std::string::npos;) {
     const std::size_t u = p + 3;
-    std::size_t e = u;
-    while (e < s.size() && s[e] != '@' && s[e] != '/' && !value_end(s[e]) && s[e] != '?' && s[e] != '#') ++e;
+    std::size_t e = u, colon = std::string::npos;
+    while (e < s.size() && s[e] != '@' && s[e] != '/' && !value_end(s[e]) && s[e] != '?' && s[e] != '#') {
+      if (s[e] == ':' && colon == std::string::npos) colon = e;
+      ++e;
+    }
     if (e >= s.size() || s[e] != '@' || e == u) {
       p = u;
       continue;
     }
-    const std::size_t colon = s.find(':', u);
-    const std::size_t from = (colon != std::string::npos && colon < e) ? colon + 1 : u;
-    if (from < e && !already(s, from)) e = put(s, from, e);
+    const std::size_t from = colon != std::string::npos ? colon + 1 : u;
+    if (from < e && !already(s, from)) ed.cut(from, e);
     p = e;
   }
+  ed.apply(s);
 }
 
 // Tokens recognisable by their shape wherever they stand.
@@ -115,7 +143,9 @@ void redact_token_shapes(std::string& s) {
       {"xoxa-", 10, false}, {"hf_", 30, false}, {"sk-", 20, false}, {"AIza", 30, false},
   };
   for (const Shape& sh : kShapes) {
+    if (s.find(sh.prefix) == std::string::npos) continue;
     const std::size_t plen = std::strlen(sh.prefix);
+    Edit ed(s);
     for (std::size_t p = 0; (p = s.find(sh.prefix, p)) != std::string::npos;) {
       if (p > 0 && (alnum(s[p - 1]) || s[p - 1] == '_')) {
         p += plen;
@@ -126,21 +156,19 @@ void redact_token_shapes(std::string& s) {
         while (e < s.size() && e - p - plen < sh.min_rest &&
                (std::isupper(static_cast<unsigned char>(s[e])) || std::isdigit(static_cast<unsigned char>(s[e]))))
           ++e;
-        if (e - p - plen == sh.min_rest && (e == s.size() || !alnum(s[e]))) {
-          p = put(s, p, e);
-          continue;
-        }
-      } else {
-        while (e < s.size() && (alnum(s[e]) || s[e] == '_' || s[e] == '-')) ++e;
-        if (e - p - plen >= sh.min_rest) {
-          p = put(s, p, e);
-          continue;
-        }
+        if (e - p - plen == sh.min_rest && (e == s.size() || !alnum(s[e]))) ed.cut(p, e);
+        p = e;
+        continue;
       }
-      p += plen;
+      while (e < s.size() && (alnum(s[e]) || s[e] == '_' || s[e] == '-')) ++e;
+      // A run too short holds no longer match further in: skip all of it.
+      if (e - p - plen >= sh.min_rest) ed.cut(p, e);
+      p = e;
     }
+    ed.apply(s);
   }
   // JSON web tokens: eyJ<header>.<payload>.<signature>.
+  Edit ed(s);
   for (std::size_t p = 0; (p = s.find("eyJ", p)) != std::string::npos;) {
     if (p > 0 && alnum(s[p - 1])) {
       p += 3;
@@ -148,16 +176,19 @@ void redact_token_shapes(std::string& s) {
     }
     std::size_t e = p, dots = 0;
     while (e < s.size() && (alnum(s[e]) || s[e] == '_' || s[e] == '-' || s[e] == '.')) dots += s[e++] == '.';
-    if (dots >= 2 && e - p >= 30) p = put(s, p, e);
-    else p += 3;
+    if (dots >= 2 && e - p >= 30) ed.cut(p, e);
+    p = std::max(e, p + 3);
   }
+  ed.apply(s);
 }
 
-// NAME=VALUE, NAME: VALUE, "NAME": "VALUE", --NAME VALUE where NAME names a secret.
+// NAME=VALUE, NAME: VALUE, "NAME": "VALUE" where NAME names a secret.
 void redact_assignments(std::string& s) {
+  Edit ed(s);
+  std::size_t next = 0;  // redactions must not overlap
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    if (c != '=' && c != ':') continue;
+    if ((c != '=' && c != ':') || i < next) continue;
     if (c == ':' && i + 2 < s.size() && s[i + 1] == '/' && s[i + 2] == '/') continue;  // a URL
     // The name before the separator (spaces and a closing quote allowed between).
     std::size_t b = i;
@@ -169,55 +200,87 @@ void redact_assignments(std::string& s) {
     std::size_t q = i + 1;
     while (q < s.size() && space(s[q])) ++q;
     bool quoted = false;
+    std::size_t v, e;
     if (q < s.size() && (s[q] == '"' || s[q] == '\'')) {
-      const std::size_t e = value_span(s, q, &quoted);
-      const std::size_t v = skip_scheme(s, q + 1);
-      if (v < e && !already(s, v)) i = put(s, v, e);
-      continue;
+      e = value_span(s, q, &quoted);
+      v = skip_scheme(s, q + 1);
+    } else {
+      v = skip_scheme(s, q);
+      e = value_span(s, v, &quoted);
     }
-    q = skip_scheme(s, q);
-    const std::size_t e = value_span(s, q, &quoted);
-    if (e > q && !already(s, q)) i = put(s, q, e) - 1;
+    const std::string_view val = std::string_view(s).substr(v, e - v);
+    if (val == "(null" || val == "null" || val == "none" || val == "true" || val == "false") continue;  // audit's key=(null)
+    if (v < e && !already(s, v)) {
+      ed.cut(v, e);
+      next = e;
+    }
   }
-  // Flags with a separate value: --password X, --token X, -u user:pass.
+  ed.apply(s);
+}
+
+// Flags with a separate value: --password X, --token X, -u user:pass.
+void redact_flag_values(std::string& s) {
+  Edit ed(s);
   for (std::size_t p = 0; (p = s.find('-', p)) != std::string::npos; ++p) {
     if (p > 0 && !space(s[p - 1])) continue;
     std::size_t n = p;
     while (n < s.size() && s[n] == '-') ++n;
     std::size_t e = n;
     while (e < s.size() && ident(s[e])) ++e;
-    if (e >= s.size() || !space(s[e]) || n - p > 2) continue;
+    if (e >= s.size() || !space(s[e]) || n - p > 2) {
+      p = e > p ? e - 1 : p;
+      continue;
+    }
     const std::string_view name = std::string_view(s).substr(n, e - n);
     const bool user = name == "u" || name == "user";
-    if (!user && !secret_name(name)) continue;
+    if (!user && !secret_name(name)) {
+      p = e - 1;
+      continue;
+    }
     std::size_t q = e;
     while (q < s.size() && space(s[q])) ++q;
     if (q >= s.size() || s[q] == '-') continue;
     bool quoted = false;
-    std::size_t end = value_span(s, q, &quoted);
+    const std::size_t end = value_span(s, q, &quoted);
     if (quoted) ++q;
     if (user) {
       const std::size_t colon = s.find(':', q);
       if (colon == std::string::npos || colon >= end) continue;
       q = colon + 1;
     }
-    if (end > q && !already(s, q)) p = put(s, q, end);
+    if (end > q && !already(s, q)) {
+      ed.cut(q, end);
+      p = end;
+    }
   }
+  ed.apply(s);
+}
+
+// True when the line holding `at` names a mysql or mariadb client before it.
+bool mysql_line(const std::string& s, std::size_t at) {
+  const std::size_t from = s.rfind('\n', at);
+  const std::size_t b = from == std::string::npos ? 0 : from + 1;
+  for (std::size_t i = b; i + 5 <= at; ++i)
+    if (istarts_with(s, i, "mysql") || istarts_with(s, i, "mariadb")) return true;
+  return false;
 }
 
 // mysql/mariadb client passwords glued to -p.
 void redact_mysql(std::string& s) {
-  std::string low(s.size(), ' ');
-  std::transform(s.begin(), s.end(), low.begin(), lower);
-  if (low.find("mysql") == std::string::npos && low.find("mariadb") == std::string::npos) return;
+  Edit ed(s);
   for (std::size_t p = 0; (p = s.find("-p", p)) != std::string::npos; p += 2) {
     if ((p > 0 && !space(s[p - 1])) || p + 2 >= s.size() || value_end(s[p + 2]) || s[p + 2] == '-') continue;
+    if (!mysql_line(s, p)) continue;
     bool quoted = false;
     std::size_t q = p + 2;
     const std::size_t e = value_span(s, q, &quoted);
     if (quoted) ++q;
-    if (e > q && !already(s, q)) p = put(s, q, e) - 2;
+    if (e > q && !already(s, q)) {
+      ed.cut(q, e);
+      p = e - 2;
+    }
   }
+  ed.apply(s);
 }
 
 }  // namespace
@@ -227,21 +290,26 @@ bool secret_name(std::string_view name) {
   // Distinctive words count inside a part (AWSSECRETKEY), "token" and the
   // like at its end (HFTOKEN, not max_tokens or tokenizer), short words
   // only as a whole part (KEY, not monkey).
-  static const char* kInside[] = {"password", "passwd", "passphrase", "secret", "credential", "apikey",
-                                  "privatekey", "accesskey"};
-  static const char* kAtEnd[] = {"token", "signature", "cookie", "authorization"};
-  static const char* kWhole[] = {"key", "pwd", "sig", "auth", "oauth", "pat"};
-  std::string part;
+  static const std::string_view kInside[] = {"password", "passwd", "passphrase", "secret", "credential", "apikey",
+                                             "privatekey", "accesskey"};
+  static const std::string_view kAtEnd[] = {"token", "signature", "cookie", "authorization"};
+  static const std::string_view kWhole[] = {"key", "pwd", "sig", "auth", "oauth", "pat"};
+  // Most names a log shows are times and counters: no letter, no secret.
+  if (name.size() > 128 || std::none_of(name.begin(), name.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }))
+    return false;
+  char buf[128];
+  std::size_t len = 0;
   auto check = [&]() {
-    bool hit = false;
-    for (const char* w : kInside)
-      if (part.find(w) != std::string::npos) hit = true;
-    for (const char* w : kAtEnd)
-      if (ends_with(part, w)) hit = true;
-    for (const char* w : kWhole)
-      if (part == w) hit = true;
-    part.clear();
-    return hit;
+    const std::string_view part(buf, len);
+    len = 0;
+    if (part.size() < 3) return false;
+    for (auto w : kWhole)
+      if (part == w) return true;
+    for (auto w : kAtEnd)
+      if (ends_with(part, w)) return true;
+    for (auto w : kInside)
+      if (part.find(w) != std::string_view::npos) return true;
+    return false;
   };
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
@@ -251,7 +319,7 @@ bool secret_name(std::string_view name) {
     }
     if (i > 0 && std::isupper(static_cast<unsigned char>(c)) && std::islower(static_cast<unsigned char>(name[i - 1])))
       if (check()) return true;
-    part += lower(c);
+    buf[len++] = lower(c);
   }
   return check();
 }
@@ -263,6 +331,7 @@ std::string redact_secrets(std::string_view text) {
   redact_url_credentials(s);
   redact_token_shapes(s);
   redact_assignments(s);
+  redact_flag_values(s);
   redact_mysql(s);
   return s;
 }
