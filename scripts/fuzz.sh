@@ -8,7 +8,7 @@
 #   bundle_dir  bytes as a directory tree (files, links, FIFOs) read as an extracted bundle
 #
 #   scripts/fuzz.sh                          60 s per target
-#   scripts/fuzz.sh --seconds 600 --target report
+#   scripts/fuzz.sh --seconds 600 --target report --target bundle_dir
 #   scripts/fuzz.sh --jobs 2                 parallel fuzzing processes per target
 #   scripts/fuzz.sh --keep-crashes           also copy new crashes to tests/diag/regressions/
 #
@@ -26,6 +26,7 @@ jobs=1
 build="${XDG_CACHE_HOME:-$HOME/.cache}/nodeprobe/build-fuzz"
 out=""
 targets=(analyze bundle report bundle_dir)
+chosen=()
 keep=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -33,13 +34,14 @@ while [[ $# -gt 0 ]]; do
     --jobs) jobs=$2; shift ;;
     --build-dir) build=$2; shift ;;
     --out) out=$2; shift ;;
-    --target) targets=("$2"); shift ;;
+    --target) chosen+=("$2"); shift ;;
     --keep-crashes) keep=1 ;;
     -h|--help) sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fuzz.sh: unknown option '$1'" >&2; exit 64 ;;
   esac
   shift
 done
+[[ ${#chosen[@]} -eq 0 ]] || targets=("${chosen[@]}")
 for t in "${targets[@]}"; do
   case "$t" in analyze|bundle|report|bundle_dir) ;; *) echo "fuzz.sh: unknown target '$t'" >&2; exit 64 ;; esac
 done

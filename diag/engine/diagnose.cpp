@@ -42,7 +42,9 @@ bool is_dir(const std::string& p) {
 class Diagnosis {
  public:
   Diagnosis(const DiagInputs& in, Report& report)
-      : in_(in), report_(report), pb_(default_playbook()), engine_(pb_) {
+      : in_(in), report_(report), pb_(default_playbook()),
+        own_engine_(in.engine ? nullptr : std::make_unique<RuleEngine>(pb_)),
+        engine_(in.engine ? *in.engine : *own_engine_) {
     now_ = in.now > 0 ? in.now : static_cast<double>(std::time(nullptr));
     instance_ = !in.expect.empty() ? in.expect : report.host.instance_type;
     out_.scanner_available = engine_.available();
@@ -274,7 +276,8 @@ class Diagnosis {
   const DiagInputs& in_;
   Report& report_;
   const Playbook& pb_;
-  RuleEngine engine_;
+  std::unique_ptr<RuleEngine> own_engine_;
+  RuleEngine& engine_;
   double now_ = 0;
   std::string instance_, manifest_time_;
   DiagOutcome out_;

@@ -17,6 +17,8 @@
 
 namespace nodeprobe::diag {
 
+class RuleEngine;
+
 struct DiagInputs {
   std::vector<std::string> logs;     ///< files to analyse ("-" = stdin); gzip is read directly
   std::string bundle;                ///< a support bundle: FILE.tar.gz or its extracted directory
@@ -31,6 +33,7 @@ struct DiagInputs {
   std::string tmp_dir;               ///< scratch space ("" = $TMPDIR or /tmp)
   double now = 0;                    ///< epoch seconds (0: the clock)
   InputOverrides input;              ///< --max-input-size / --read-timeout for logs and bundles
+  RuleEngine* engine = nullptr;      ///< compiled rules to reuse (fuzzing); nullptr: compile them
 };
 
 /// How the diagnosis went, besides the findings it wrote into the report.

@@ -192,8 +192,10 @@ void fuzz_bundle_dir(const std::uint8_t* data, std::size_t size) {
         if (tree_name(content)) (void)::link((bundle + "/" + content).c_str(), path.c_str());
     }
   }
+  static RuleEngine engine(default_playbook());  // compiled once: the target measures the reading
   Report report;
   DiagInputs in;
+  in.engine = &engine;
   in.bundle = bundle;
   in.now = 1.8e9;
   in.tmp_dir = top;
