@@ -90,14 +90,14 @@ summary=()
 for target in "${targets[@]}"; do
   echo "==> fuzzing $target for ${seconds}s (corpus $out/$target)"
   max_len=262144
-  [[ $target == bundle_dir ]] && max_len=65536
+  if [[ $target == bundle_dir ]]; then max_len=65536; fi
   set +e
   "$build/bin/nodeprobe-fuzz-$target" "$out/$target" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len="$max_len" "${par[@]}" \
     -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 >"$out/$target.log" 2>&1
   rc=$?
   set -e
-  for f in fuzz-*.log; do [[ -e $f ]] && mv "$f" "$target-$f"; done  # the workers' logs (--jobs)
+  for f in fuzz-*.log; do if [[ -e $f ]]; then mv "$f" "$target-$f"; fi; done  # the workers' logs (--jobs)
   tail -15 "$out/$target.log"
   execs=$(cat "$out/$target.log" "$out/$target"-fuzz-*.log 2>/dev/null |
     grep -o 'stat::number_of_executed_units: *[0-9]*' | awk '{s += $2} END {print s + 0}')
@@ -121,5 +121,5 @@ for f in "$out"/artifacts/*; do
 done
 echo "==> summary (working files in $out)"
 printf '  %s\n' "${summary[@]}"
-[[ $keep -eq 1 ]] && echo "  $kept input(s) copied to tests/diag/regressions/"
+if [[ $keep -eq 1 ]]; then echo "  $kept input(s) copied to tests/diag/regressions/"; fi
 exit $status
