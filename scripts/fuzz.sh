@@ -92,7 +92,9 @@ for target in "${targets[@]}"; do
   max_len=262144
   if [[ $target == bundle_dir ]]; then max_len=65536; fi
   set +e
-  "$build/bin/nodeprobe-fuzz-$target" "$out/$target" -max_total_time="$seconds" -timeout=10 \
+  # -timeout=30: a hang, not a loaded machine's pause (a 10 s stall in rmdir
+  # was once reported as a timeout of the bundle_dir target).
+  "$build/bin/nodeprobe-fuzz-$target" "$out/$target" -max_total_time="$seconds" -timeout=30 \
     -rss_limit_mb=2048 -max_len="$max_len" "${par[@]}" \
     -artifact_prefix="$out/artifacts/$target-" -print_final_stats=1 >"$out/$target.log" 2>&1
   rc=$?

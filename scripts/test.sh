@@ -34,7 +34,10 @@ if (( sanitize )); then
       "gcc-toolset-12-libasan-devel gcc-toolset-12-libubsan-devel)" >&2
     exit 2
   fi
+  # GCC's -Wmaybe-uninitialized misfires inside libstdc++ (<regex>) under
+  # ASan instrumentation (GCC's manual warns of it); the normal build keeps it.
   opt_flags="$opt_flags $san"
+  [[ $(${CXX:-c++} --version | head -1) == *clang* ]] || opt_flags="$opt_flags -Wno-maybe-uninitialized"
   extra=(--cmake-arg "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
          --cmake-arg "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
          --cmake-arg "-DCMAKE_C_FLAGS_RELEASE=$opt_flags"
