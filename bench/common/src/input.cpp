@@ -84,7 +84,7 @@ InputFile::InputFile(int fd, bool own, std::string name, const InputLimits& limi
     : fd_(fd), own_(own), name_(std::move(name)), limits_(limits) {}
 
 InputFile::InputFile(InputFile&& o) noexcept
-    : fd_(o.fd_), own_(o.own_), pipe_(o.pipe_), name_(std::move(o.name_)), limits_(o.limits_),
+    : fd_(o.fd_), own_(o.own_), pipe_(o.pipe_), wait_(o.wait_), name_(std::move(o.name_)), limits_(o.limits_),
       read_(o.read_), size_(o.size_) {
   o.fd_ = -1;
   o.own_ = false;
@@ -96,6 +96,7 @@ InputFile& InputFile::operator=(InputFile&& o) noexcept {
     fd_ = o.fd_;
     own_ = o.own_;
     pipe_ = o.pipe_;
+    wait_ = o.wait_;
     name_ = std::move(o.name_);
     limits_ = o.limits_;
     read_ = o.read_;
@@ -120,13 +121,16 @@ void InputFile::check_type() {
     // Regular files never block; clear O_NONBLOCK so reads are plain.
     const int fl = ::fcntl(fd_, F_GETFL);
     if (fl >= 0) ::fcntl(fd_, F_SETFL, fl & ~O_NONBLOCK);
+    // Except pseudo files that say size 0 (/proc/kmsg waits for messages):
+    // they get the read deadline too (poll returns at once for real files).
+    wait_ = size_ == 0;
     return;
   }
   if (own_) throw InputError(name_ + ": is " + type_text(st.st_mode) + ", not a regular file" +
                              (S_ISFIFO(st.st_mode) ? " (to read a pipe, give '-' and redirect it to stdin)" : ""));
   // stdin: a pipe or socket is fine (read with a deadline); a terminal or device is not.
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-    pipe_ = true;
+    pipe_ = wait_ = true;
     return;
   }
   if (S_ISCHR(st.st_mode) && ::isatty(fd_))
@@ -213,7 +217,7 @@ std::size_t InputFile::read(char* dst, std::size_t n) {
   // Past the cap only to tell "exactly the cap" from "more than the cap".
   const std::size_t want = cap == 0 ? n : static_cast<std::size_t>(std::min<std::uint64_t>(n, cap - std::min(cap, read_) + 1));
   for (;;) {
-    if (pipe_) {
+    if (wait_) {
       pollfd p{fd_, POLLIN, 0};
       const double t = limits_.read_timeout_s;
       const int ms = t > 2e6 ? -1 : static_cast<int>(std::ceil(t * 1000));

@@ -9,8 +9,9 @@
 ///   once, not waited on).
 /// - Bounded: each kind of input has a size cap (--max-input-size overrides
 ///   it); reading past it stops with an InputError naming the cap.
-/// - Deadlines: a pipe that sends nothing for read_timeout_s ends the read
-///   with an InputError (--read-timeout overrides it).
+/// - Deadlines: a pipe (or a pseudo file such as /proc/kmsg) that sends
+///   nothing for read_timeout_s ends the read with an InputError
+///   (--read-timeout overrides it).
 /// - Contained: open_beneath() opens a path inside a directory without
 ///   following any symbolic link (bundles from other machines).
 ///
@@ -90,6 +91,7 @@ class InputFile {
   int fd_ = -1;
   bool own_ = false;
   bool pipe_ = false;
+  bool wait_ = false;  // reads wait with the read deadline (pipes, size-0 pseudo files)
   std::string name_;
   InputLimits limits_;
   std::uint64_t read_ = 0, size_ = 0;
