@@ -1,7 +1,8 @@
 # Dependency detection. Required: nlohmann-json, CLI11 (and GoogleTest / Google
-# Benchmark when tests / benchmarks are built). Optional ones each have a
-# NODEPROBE_WITH_<X> cache option: AUTO (use when found), ON (must be found),
-# OFF (never). A missing optional dependency never breaks the build.
+# Benchmark when tests / benchmarks are built), see RequiredLibraries.cmake.
+# Optional ones each have a NODEPROBE_WITH_<X> cache option: AUTO (use when
+# found), ON (must be found), OFF (never). A missing optional dependency never
+# breaks the build.
 
 include(FindPackageHandleStandardArgs)
 find_package(PkgConfig QUIET)
@@ -36,72 +37,7 @@ function(np_resolve name found detail)
 endfunction()
 
 # ---- required ---------------------------------------------------------------
-# The OS package is used when it is new enough (Debian 12, Ubuntu 22.04, EPEL 9).
-# RHEL 8's EPEL ships older ones (nlohmann-json 3.6 has no ordered_json, GTest
-# 1.8 no GTEST_SKIP): then a pinned release is fetched once at configure time
-# (needs network), unless NODEPROBE_FETCH_MISSING=OFF.
-option(NODEPROBE_FETCH_MISSING "Fetch pinned releases of required libraries the OS lacks" ON)
-include(FetchContent)
-macro(np_fetch name url sha256)
-  if(NOT NODEPROBE_FETCH_MISSING)
-    message(FATAL_ERROR "${name} not found (or too old) and NODEPROBE_FETCH_MISSING=OFF; "
-                        "run scripts/setup.sh to install it")
-  endif()
-  message(STATUS "${name}: not found or too old in the OS, fetching ${url}")
-  FetchContent_Declare(${name} URL ${url} URL_HASH SHA256=${sha256})
-endmacro()
-
-find_package(nlohmann_json 3.9 QUIET)
-if(nlohmann_json_FOUND)
-  _np_note(nlohmann_json "yes" "${nlohmann_json_VERSION}")
-else()
-  np_fetch(nlohmann_json https://github.com/nlohmann/json/releases/download/v3.11.3/json.tar.xz
-    d6c65aca6b1ed68e7a182f4757257b107ae403032760ed6ef121c9d55e81757d)
-  set(JSON_Install OFF CACHE INTERNAL "")
-  FetchContent_MakeAvailable(nlohmann_json)
-  _np_note(nlohmann_json "fetched" "3.11.3")
-endif()
-
-find_package(CLI11 2.0 QUIET)
-if(CLI11_FOUND)
-  _np_note(CLI11 "yes" "${CLI11_VERSION}")
-else()
-  np_fetch(cli11 https://github.com/CLIUtils/CLI11/archive/refs/tags/v2.3.2.tar.gz
-    aac0ab42108131ac5d3344a9db0fdf25c4db652296641955720a4fbe52334e22)
-  set(CLI11_PRECOMPILED OFF CACHE INTERNAL "")
-  set(CLI11_BUILD_TESTS OFF CACHE INTERNAL "")
-  set(CLI11_BUILD_EXAMPLES OFF CACHE INTERNAL "")
-  set(CLI11_BUILD_DOCS OFF CACHE INTERNAL "")
-  FetchContent_MakeAvailable(cli11)
-  _np_note(CLI11 "fetched" "2.3.2")
-endif()
-find_package(Threads REQUIRED)
-
-if(NODEPROBE_BUILD_TESTS)
-  find_package(GTest 1.10 QUIET)
-  if(GTest_FOUND)
-    _np_note(GoogleTest "yes" "${GTest_VERSION}")
-  else()
-    np_fetch(googletest https://github.com/google/googletest/archive/refs/tags/v1.14.0.tar.gz
-      8ad598c73ad796e0d8280b082cebd82a630d73e73cd3c70057938a6501bba5d7)
-    set(INSTALL_GTEST OFF CACHE INTERNAL "")
-    FetchContent_MakeAvailable(googletest)
-    _np_note(GoogleTest "fetched" "1.14.0")
-  endif()
-endif()
-if(NODEPROBE_BUILD_BENCHMARKS)
-  find_package(benchmark 1.5 QUIET)
-  if(benchmark_FOUND)
-    _np_note(GoogleBenchmark "yes" "${benchmark_VERSION}")
-  else()
-    np_fetch(benchmark https://github.com/google/benchmark/archive/refs/tags/v1.8.3.tar.gz
-      6bc180a57d23d4d9515519f92b0c83d61b05b5bab188961f36ac7b06b0d9e9ce)
-    set(BENCHMARK_ENABLE_TESTING OFF CACHE INTERNAL "")
-    set(BENCHMARK_ENABLE_INSTALL OFF CACHE INTERNAL "")
-    FetchContent_MakeAvailable(benchmark)
-    _np_note(GoogleBenchmark "fetched" "1.8.3")
-  endif()
-endif()
+include(RequiredLibraries)
 
 # ---- CUDA toolkit libraries (nvcc not needed) --------------------------------
 np_option(CUDA "CUDA runtime and cuBLAS")

@@ -90,8 +90,23 @@ shape() {
   "${run[@]}" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 1mbit latency 20ms
 }
 
+# firewalld (RHEL's default firewall) rejects what the test hosts send to this
+# machine over the bridges (Open MPI's daemons call back to mpirun here):
+# the bridges join the trusted zone while the cluster is up (runtime only).
+firewalld_trust() {  # add|remove BRIDGE...
+  local op=$1 b; shift
+  command -v firewall-cmd >/dev/null 2>&1 && firewall-cmd --state >/dev/null 2>&1 || return 0
+  for b in "$@"; do
+    firewall-cmd --zone=trusted "--$op-interface=$b" >/dev/null 2>&1 || true
+  done
+  [[ $op == add ]] && echo "$*" > "$dir/firewalld"
+  return 0
+}
+
 down() {
   local i ns
+  # shellcheck disable=SC2046
+  [[ -f $dir/firewalld ]] && firewalld_trust remove $(cat "$dir/firewalld")
   if [[ -f $dir/count ]]; then
     local n; n=$(cat "$dir/count")
     for ((i = 1; i <= n; i++)); do
@@ -135,6 +150,7 @@ up() {
     ip addr add "198.19.$id.254/24" dev "$br1"
     ip link set "$br1" mtu "$mtu" up
   fi
+  if [[ $data_net == 1 ]]; then firewalld_trust add "$br" "$br1"; else firewalld_trust add "$br"; fi
   : > "$dir/hosts"
   local i ns
   for ((i = 1; i <= count; i++)); do

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # nodeprobe tests: install what is missing, build with warnings as errors, run
 # every test tier this machine can run (unit, integration; device when a GPU
-# is present), and end with ctest's summary.
+# is present), then the integration tier once more on a "dirty host" (old OOM
+# kills, Xid lines, AVC denials, low limits: scripts/dirty-host.sh), and end
+# with ctest's summary.
 #
 #   scripts/test.sh                 everything that can run here
-#   scripts/test.sh -L unit         only one tier (any ctest arguments pass through)
+#   scripts/test.sh -L unit         only one tier (any ctest arguments pass through; no dirty-host pass)
 #   scripts/test.sh --sanitize      the same tests built with ASan + UBSan in their
 #                                   own build directory (build-sanitize, or
 #                                   $NODEPROBE_SANITIZE_BUILD_DIR); any sanitizer
-#                                   report, also from a spawned probe, fails the run
+#                                   report, also from a spawned probe, fails the
+#                                   run (no dirty-host pass: it finds history
+#                                   dependence, not memory errors)
+#
+# NODEPROBE_DIRTY_HOST=0 leaves the dirty-host pass out; it is skipped, with
+# the reason, where it cannot run (it needs root for a mount namespace).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sanitize=0
@@ -45,16 +52,14 @@ if (( sanitize )); then
 fi
 "$here/scripts/setup.sh" --no-run --werror --build-dir "$build_dir" \
   --cmake-arg "-DNODEPROBE_DEVICE_TESTS=$device" \
-  --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=$opt_flags" "${extra[@]}"
+  --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=$opt_flags" ${extra[@]+"${extra[@]}"}
+# The compiler, CMake (ctest) and MPI launcher the build was configured with.
+# shellcheck disable=SC1091
+. "$build_dir/nodeprobe-env.sh"
 
 timeout=300
 (( sanitize )) && timeout=900  # instrumented code runs 2-5x slower
 ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout "$timeout" -j "$(nproc)")
-if [[ $# -gt 0 ]]; then
-  ctest_args+=("$@")
-elif [[ $device == OFF ]]; then
-  ctest_args+=(-LE device)
-fi
 if (( sanitize )); then
   # Reports of every process (a probe spawned by a test included) land in
   # files: a child's report counts even when its test only checks an exit code.
@@ -66,17 +71,44 @@ if (( sanitize )); then
   export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=86"
   export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
 fi
-echo "==> ctest ${ctest_args[*]}" >&2
-rc=0
-ctest "${ctest_args[@]}" || rc=$?
-if (( sanitize )); then
-  found=$(find "$reports" -type f -size +0 | sort)
-  if [[ -n $found ]]; then
-    echo "==> sanitizer reports (from tests or the processes they spawned):" >&2
-    for f in $found; do echo "--- $f" >&2; head -40 "$f" >&2; done
-    rc=1
-  else
-    echo "==> no sanitizer reports" >&2
+
+# Any sanitizer report fails the run, even where every test passed.
+finish() {
+  local rc=$1
+  if (( sanitize )); then
+    local found
+    found=$(find "$reports" -type f -size +0 | sort)
+    if [[ -n $found ]]; then
+      echo "==> sanitizer reports (from tests or the processes they spawned):" >&2
+      for f in $found; do echo "--- $f" >&2; head -40 "$f" >&2; done
+      rc=1
+    else
+      echo "==> no sanitizer reports" >&2
+    fi
   fi
+  exit "$rc"
+}
+
+rc=0
+if [[ $# -gt 0 ]]; then
+  echo "==> ctest ${ctest_args[*]} $*" >&2
+  ctest "${ctest_args[@]}" "$@" || rc=$?
+  finish "$rc"
 fi
-exit $rc
+tiers=()
+[[ $device == OFF ]] && tiers=(-LE device)
+echo "==> ctest ${ctest_args[*]} ${tiers[*]-}" >&2
+ctest "${ctest_args[@]}" ${tiers[@]+"${tiers[@]}"} || rc=$?
+
+if (( ! sanitize )) && [[ ${NODEPROBE_DIRTY_HOST:-1} != 0 ]]; then
+  echo "==> dirty host: the integration tier again on a machine with a past (scripts/dirty-host.sh)" >&2
+  dirty=0
+  "$here/scripts/dirty-host.sh" --check "$build_dir/bin/nodeprobe" -- \
+    ctest "${ctest_args[@]}" -L integration || dirty=$?
+  case $dirty in
+    0) ;;
+    77) echo "==> dirty host: skipped (see the reason above)" >&2 ;;
+    *) echo "==> dirty host: FAILED: a test depends on this machine's history (above)" >&2; rc=1 ;;
+  esac
+fi
+finish "$rc"

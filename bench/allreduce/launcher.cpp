@@ -11,8 +11,9 @@
 #include <sstream>
 
 #include "driver.h"
-#include "nodeprobe/error.h"
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/error.h"
+#include "nodeprobe/mpirun.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/subprocess.h"
 
@@ -21,8 +22,6 @@ namespace {
 
 volatile std::sig_atomic_t g_cancel = 0;
 extern "C" void on_cancel(int) { g_cancel = 1; }
-
-bool is_exec(const std::string& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0; }
 
 std::string tail(const std::string& text, std::size_t lines) {
   std::vector<std::string> v;
@@ -60,19 +59,6 @@ std::vector<std::string> local_mpirun_argv(const std::string& mpirun, int np, co
   return v;
 }
 
-std::string find_mpirun() {
-  if (const char* e = std::getenv("NODEPROBE_MPIRUN"); e && *e) return is_exec(e) ? e : "";
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream in(path);
-    for (std::string dir; std::getline(in, dir, ':');)
-      if (!dir.empty() && is_exec(dir + "/mpirun")) return dir + "/mpirun";
-  }
-#ifdef NODEPROBE_MPIEXEC
-  if (is_exec(NODEPROBE_MPIEXEC)) return NODEPROBE_MPIEXEC;
-#endif
-  return {};
-}
-
 int run_local_ranks(const Options& opt, int argc, char** argv) {
   if (auto why = check_output_path(opt.common.json_out); !why.empty()) {
     std::cerr << "nodeprobe-allreduce: " << why << "\n";
@@ -89,7 +75,7 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   const std::string mpirun = find_mpirun();
   if (mpirun.empty())
     return write_error_report(opt, argc, argv, Status::kSkip,
-                              "--np needs mpirun: none in NODEPROBE_MPIRUN, PATH or where the build found MPI");
+                              "--np needs mpirun: none in NODEPROBE_MPIRUN, where the build found MPI, or PATH");
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/nodeprobe-allreduce-XXXXXX";
   if (!::mkdtemp(dir.data()))

@@ -18,9 +18,6 @@ std::vector<std::string> local_mpirun_argv(const std::string& mpirun, int np, co
 /// argv without --np/--json/--timeout (either "--flag V" or "--flag=V"); argv[0] dropped.
 std::vector<std::string> strip_launcher_args(int argc, char** argv);
 
-/// mpirun to use: $NODEPROBE_MPIRUN, `mpirun` on PATH, then the one found at build time. "" when none.
-std::string find_mpirun();
-
 int run_local_ranks(const Options& opt, int argc, char** argv);
 
 }  // namespace nodeprobe::allreduce

@@ -37,6 +37,11 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 bin=$build/bin/nodeprobe-allreduce
+# The toolchain and MPI launcher the build was configured with (setup.sh/CMake
+# write it): RHEL's mpirun is not on PATH.
+# shellcheck disable=SC1091
+[[ -f $build/nodeprobe-env.sh ]] && . "$build/nodeprobe-env.sh"
+mpirun=${NODEPROBE_MPIRUN:-mpirun}
 [[ -x $bin ]] || { echo "netns_busbw.sh: $bin not built" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "netns_busbw.sh: needs python3 to read the report" >&2; exit 2; }
 cluster=$here/scripts/netns-cluster.sh
@@ -51,7 +56,7 @@ flags=($("$cluster" mpirun-args --id "$id"))
 # too), so neither side wins by spinning.
 run_one() {  # NAME [mpirun MCA flags...]
   local name=$1; shift
-  local cmd=(mpirun -np 4 -H "$hosts" --allow-run-as-root "${flags[@]}" --mca mpi_yield_when_idle 1 "$@"
+  local cmd=("$mpirun" -np 4 -H "$hosts" --allow-run-as-root "${flags[@]}" --mca mpi_yield_when_idle 1 "$@"
        "$bin" --compare fabric:tcp,mpi -b "${sizes%%:*}" -e "${sizes##*:}" -f 2 -n "$iters" -w 1 --inplace 0
        --timeout 1200 --json "$out/$name.json")
   echo "==> [$name] load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores" >&2

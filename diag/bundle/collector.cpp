@@ -113,7 +113,10 @@ class Collection {
     std::string origin = "command:";
     for (const auto& a : argv) origin += " " + a;
     if (!opt_.runner) {
-      record(rel, origin, "skipped", "commands are not run here", 0);
+      record(rel, origin, "skipped",
+             opt_.fs->is_live() ? "commands are not run here"
+                                : "not run: it would describe this machine, not the system under " + opt_.fs->root(),
+             0);
       return {};
     }
     mkdirs(path(rel).substr(0, path(rel).rfind('/')));

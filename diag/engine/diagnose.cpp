@@ -208,7 +208,10 @@ class Diagnosis {
         ProcessRunner real;
         CollectOptions co;
         co.fs = in_.fs;
-        co.runner = in_.runner ? in_.runner : &real;
+        // Commands (journalctl, nvidia-smi, ...) describe this machine: under
+        // another system's root they are not run (collect records why).
+        const bool root_is_live = !in_.fs || in_.fs->is_live();
+        co.runner = in_.runner ? in_.runner : root_is_live ? &real : nullptr;
         co.command_timeout_s = in_.command_timeout_s;
         co.limits_exe = in_.limits_exe;
         co.envp = in_.envp;

@@ -21,6 +21,7 @@
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/host_facts.h"
+#include "nodeprobe/mpirun.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_text.h"
 #include "nodeprobe/report_json.h"
@@ -269,7 +270,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
 
   PlanContext ctx;
   ctx.bin_dir = probe_dir();
-  ctx.mpirun = find_in_path("mpirun");
+  ctx.mpirun = find_mpirun();
   ctx.gpu_present = nvidia_gpu_present(fs);
   ctx.gpu_count = gpu_inventory(fs, Json::array()).count;
   ctx.cpus = std::max(1, report.host.cpus);

@@ -67,7 +67,7 @@ struct PlanEntry {
   std::vector<PlanStep> steps;
   double quick_deadline_s = 30, full_deadline_s = 120;  ///< all steps together
   double quick_estimate_s = 1, full_estimate_s = 10;    ///< for the progress line
-  bool mpirun = false;     ///< needs mpirun (Open MPI) in PATH; the probe starts {ranks} ranks itself
+  bool mpirun = false;     ///< needs mpirun (Open MPI, find_mpirun()); the probe starts {ranks} ranks itself
   bool needs_gpu = false;  ///< skipped with the reason when no NVIDIA GPU is visible; ranks = GPUs
 };
 
@@ -77,7 +77,7 @@ const std::vector<PlanEntry>& accept_entries();
 /// What this machine offers the plan.
 struct PlanContext {
   std::string bin_dir;           ///< where probe executables live (ends with '/')
-  std::string mpirun;            ///< path of mpirun, "" when absent
+  std::string mpirun;            ///< path of mpirun (find_mpirun()), "" when absent
   bool gpu_present = false;
   int gpu_count = 0;
   int cpus = 1;
@@ -109,8 +109,5 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
 /// Where probe executables are looked up: $NODEPROBE_PROBE_DIR, else the
 /// directory of the running `nodeprobe`. Ends with '/'.
 std::string probe_dir();
-
-/// The full path of `name` found in $PATH, or "".
-std::string find_in_path(const std::string& name);
 
 }  // namespace nodeprobe::diag

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "accept.h"
 
@@ -48,22 +47,6 @@ double accept_budget_s(const std::string& profile, bool gpu_present) {
   return gpu_present ? 60 : 15;
 }
 
-std::string find_in_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    const auto end = dirs.find(':', start);
-    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (dir.empty()) dir = ".";
-    const std::string full = dir + "/" + name;
-    if (::access(full.c_str(), X_OK) == 0) return full;
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return {};
-}
-
 std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx) {
   const bool full = opt.profile == "full";
   std::vector<PlannedProbe> plan;
@@ -83,7 +66,7 @@ std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContex
     } else if (e.needs_gpu && !ctx.gpu_present) {
       p.skip_reason = "no NVIDIA GPU visible (no /proc/driver/nvidia/gpus entry, no /dev/nvidia0)";
     } else if (e.mpirun && ctx.mpirun.empty()) {
-      p.skip_reason = "not available: mpirun (Open MPI) is not in PATH";
+      p.skip_reason = "not available: no mpirun (Open MPI) in NODEPROBE_MPIRUN, where the build found MPI, or PATH";
     }
     if (!p.skip_reason.empty()) p.estimate_s = 0;
     const int ranks = e.needs_gpu ? std::max(1, ctx.gpu_count) : (full ? std::min(4, std::max(2, ctx.cpus)) : 2);

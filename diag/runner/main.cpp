@@ -11,6 +11,7 @@
 #include "collect_cmd.h"
 #include "diag_cmd.h"
 #include "diagnose.h"
+#include "nodeprobe/fs_root.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
 #include "report_cmd.h"
@@ -37,11 +38,15 @@ int main(int argc, char** argv) {
     if (accept_cmd->parsed()) {
       // accept ends with the same diagnosis `nodeprobe diag` gives: the live
       // system's logs and facts plus the probes' results, playbook-backed.
+      // With --sysroot the diagnosis reads that system's logs and facts too,
+      // never this machine's.
       diag::AcceptHooks hooks;
-      hooks.diagnose = [&accept](const Report& so_far, double budget_left_s) {
+      const FsRoot root(accept.sysroot);
+      hooks.diagnose = [&accept, &root](const Report& so_far, double budget_left_s) {
         Report copy = so_far;
         diag::DiagInputs in;
         in.live = true;
+        in.fs = &root;
         in.expect = accept.expect;
         in.envp = environ;
         // Six or so commands at most: a hung tool cannot eat the whole budget.

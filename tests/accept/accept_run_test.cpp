@@ -28,6 +28,9 @@ using testing::TempDir;
 std::string bin(const std::string& name) { return std::string(NODEPROBE_BIN_DIR) + "/" + name; }
 
 const std::vector<std::string> kNoImds = {"NODEPROBE_NO_IMDS=1"};
+// A system with no history: tests that are not about this machine read it
+// (--sysroot) instead of this machine's kernel log, limits and GPUs.
+const std::string kCleanRoot = std::string(NODEPROBE_FIXTURES) + "/sysroot/empty";
 
 struct AcceptRunResult {
   SpawnResult r;
@@ -57,7 +60,12 @@ TEST(AcceptRun, QuickProfileOnThisCpuOnlyMachine) {
   const AcceptRunResult run = accept({"--data-dir", tmp.path(), "--prometheus", tmp.file("n.prom"), "--cloudwatch-emf",
                           tmp.file("n.emf"), "--junit", tmp.file("n.xml"), "--label", "ci"},
                          tmp);
-  ASSERT_TRUE(run.r.exited_ok() || run.r.exit_code == 1) << run.r.describe() << run.r.err;
+  // On a loaded machine a probe can run out of its share of the budget: a
+  // timeout (exit 2) is the budget at work; anything else must be 0 or 1.
+  bool errored = false;
+  for (const auto& p : run.report.probes) errored |= p.status == Status::kError;
+  ASSERT_TRUE(run.r.exited_ok() || run.r.exit_code == 1 || (run.r.exit_code == 2 && !errored))
+      << run.r.describe() << run.r.err << run.r.out;
   // The quick profile's CPU-only budget is 15 s; allow start-up slack, this is a deadline, not a speed claim.
   EXPECT_LT(run.wall_s, 25.0);
   bool available = false;
@@ -98,9 +106,9 @@ TEST(AcceptRun, QuickProfileOnThisCpuOnlyMachine) {
   EXPECT_TRUE(std::filesystem::is_empty(tmp.path() + "/") || !std::filesystem::exists(tmp.file("nodeprobe-accept-io")));
 }
 
-TEST(AcceptRun, ExpectingAGpuInstanceOnThisMachineFailsWithTheFinding) {
+TEST(AcceptRun, ExpectingAGpuInstanceOnASystemWithoutGpusFailsWithTheFinding) {
   TempDir tmp;
-  const AcceptRunResult run = accept({"--only", "limits", "--expect", "p4d.24xlarge"}, tmp);
+  const AcceptRunResult run = accept({"--only", "limits", "--expect", "p4d.24xlarge", "--sysroot", kCleanRoot}, tmp);
   EXPECT_EQ(run.r.exit_code, 1) << run.r.err;
   EXPECT_EQ(run.report.host.instance_type, "p4d.24xlarge");
   const ProbeResult* e = probe(run.report, "expect");
@@ -188,7 +196,9 @@ class FakeProbes : public ::testing::Test {
 };
 
 TEST_F(FakeProbes, StepsDatasetMpirunAndNamesFollowThePlan) {
-  const AcceptRunResult run = accept({"--data-dir", data.path()}, tmp, env());
+  // The verdict is the fakes' (warn): nothing of this machine's own history
+  // (an old OOM kill in its kernel log) may change it.
+  const AcceptRunResult run = accept({"--data-dir", data.path(), "--sysroot", kCleanRoot}, tmp, env());
   ASSERT_TRUE(run.r.exited_ok()) << run.r.describe() << run.r.err << run.r.out;
   const ProbeResult* io = probe(run.report, "io");
   ASSERT_TRUE(io) << run.r.out;

@@ -61,7 +61,7 @@ TEST(AcceptPlan, GpuAndMpirunRequirementsGiveReasons) {
   ctx.bin_dir = bin.path() + "/";
   auto plan = accept_plan(opt, ctx);
   EXPECT_NE(find(plan, "allreduce.nccl")->skip_reason.find("no NVIDIA GPU visible"), std::string::npos);
-  EXPECT_EQ(find(plan, "allreduce")->skip_reason, "not available: mpirun (Open MPI) is not in PATH");
+  EXPECT_EQ(find(plan, "allreduce")->skip_reason, "not available: no mpirun (Open MPI) in NODEPROBE_MPIRUN, where the build found MPI, or PATH");
   ctx.mpirun = "/usr/bin/mpirun";
   ctx.gpu_present = true;
   ctx.gpu_count = 8;

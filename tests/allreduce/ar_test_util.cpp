@@ -5,12 +5,25 @@
 #include <fstream>
 #include <sstream>
 
+#include "nodeprobe/mpirun.h"
+
 namespace nodeprobe::allreduce::testing {
 
 namespace nt = nodeprobe::testing;
 
+namespace {
+
+// The launcher the product itself uses (the build's MPI before PATH): a bare
+// "mpirun" is not on PATH on plain RHEL (/usr/lib64/openmpi/bin).
+std::string mpirun_path() {
+  const std::string m = find_mpirun();
+  return m.empty() ? "mpirun" : m;  // none at all: the run fails and says so
+}
+
+}  // namespace
+
 std::vector<std::string> local_mpirun(int np, const std::vector<std::string>& args) {
-  std::vector<std::string> v = {"mpirun", "-np", std::to_string(np), "--oversubscribe", "--bind-to", "none"};
+  std::vector<std::string> v = {mpirun_path(), "-np", std::to_string(np), "--oversubscribe", "--bind-to", "none"};
   if (::geteuid() == 0) v.push_back("--allow-run-as-root");
   v.push_back(nt::bin("nodeprobe-allreduce"));
   v.insert(v.end(), args.begin(), args.end());
@@ -100,7 +113,7 @@ std::string NetnsCluster::hosts() const {
 std::vector<std::string> NetnsCluster::mpirun(int np, const std::vector<std::string>& args) const {
   std::string h = hosts();
   while (!h.empty() && (h.back() == '\n' || h.back() == ' ')) h.pop_back();
-  std::vector<std::string> v = {"mpirun", "-np", std::to_string(np), "-H", h, "--allow-run-as-root"};
+  std::vector<std::string> v = {mpirun_path(), "-np", std::to_string(np), "-H", h, "--allow-run-as-root"};
   std::istringstream flags(nt::run({NODEPROBE_NETNS_SCRIPT, "mpirun-args", "--id", std::to_string(id_)}, 30).out);
   for (std::string f; flags >> f;) v.push_back(f);
   v.push_back(nt::bin("nodeprobe-allreduce"));

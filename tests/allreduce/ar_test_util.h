@@ -12,7 +12,7 @@ namespace nodeprobe::allreduce::testing {
 
 using nodeprobe::testing::TempDir;
 
-/// mpirun (PATH) with local-run flags, then nodeprobe-allreduce and `args`.
+/// mpirun (find_mpirun(): the build's MPI) with local-run flags, then nodeprobe-allreduce and `args`.
 std::vector<std::string> local_mpirun(int np, const std::vector<std::string>& args);
 
 struct ArRun {

@@ -35,10 +35,15 @@ void expect_schema_valid(const std::string& text) {
 TEST(Accept, RunsTheProbesOfThisBuildAndWritesAValidReport) {
   TempDir d;
   const std::string out = d.file("accept.json");
-  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--label", "ci"}, 120);
-  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err << r.out;
+  // The IO dataset goes to the test's own directory, not the largest disk.
+  const auto r = run({bin("nodeprobe"), "accept", "--json", out, "--label", "ci", "--data-dir", d.path()}, 120);
   const std::string text = read_file(out);
   const Report rep = parse_report(text, out);
+  // On a loaded machine a probe can run out of its share of the budget: a
+  // timeout (exit 2) is the budget at work; anything else must be 0 or 1.
+  bool errored = false;
+  for (const auto& p : rep.probes) errored |= p.status == Status::kError;
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1 || (r.exit_code == 2 && !errored)) << r.err << r.out;
   EXPECT_EQ(rep.tool.name, "nodeprobe");
   EXPECT_EQ(rep.run.label, "ci");
   ASSERT_FALSE(rep.probes.empty());

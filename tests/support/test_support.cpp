@@ -56,7 +56,9 @@ void write_file(const std::string& path, const std::string& content) {
 SpawnResult run(std::vector<std::string> argv, double timeout_s, std::vector<std::string> env_set) {
   SpawnOptions opt;
   opt.argv = std::move(argv);
-  opt.env_set = std::move(env_set);
+  // Tests never ask the EC2 metadata service, whatever machine they run on.
+  opt.env_set = {"NODEPROBE_NO_IMDS=1"};
+  opt.env_set.insert(opt.env_set.end(), env_set.begin(), env_set.end());
   opt.capture_stdout = true;
   opt.capture_stderr = true;
   opt.capture_limit = 16u << 20;

@@ -26,7 +26,8 @@ class TempDir {
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& content);
 
-/// Runs a program (argv, no shell), capturing stdout and stderr.
+/// Runs a program (argv, no shell), capturing stdout and stderr, with
+/// NODEPROBE_NO_IMDS=1 (tests never contact the instance metadata service).
 SpawnResult run(std::vector<std::string> argv, double timeout_s = 60,
                 std::vector<std::string> env_set = {});
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -113,6 +114,22 @@ std::string self_exe_dir() {
   if (n <= 0) return "./";
   std::string p(buf, static_cast<std::size_t>(n));
   return p.substr(0, p.rfind('/') + 1);
+}
+
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const auto end = dirs.find(':', start);
+    std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (dir.empty()) dir = ".";
+    const std::string full = dir + "/" + name;
+    if (::access(full.c_str(), X_OK) == 0) return full;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return {};
 }
 
 SpawnResult run_process(const SpawnOptions& opt, Clock& clock) {

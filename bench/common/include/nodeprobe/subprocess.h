@@ -57,4 +57,8 @@ std::string signal_name(int sig);
 /// Directory of the running executable (via /proc/self/exe), with a trailing '/'.
 std::string self_exe_dir();
 
+/// The full path of the executable `name` in $PATH (a default PATH when
+/// unset; an empty entry is the current directory), or "".
+std::string find_in_path(const std::string& name);
+
 }  // namespace nodeprobe
