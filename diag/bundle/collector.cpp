@@ -79,18 +79,34 @@ class Collection {
   // and the secret redaction.
   void copy_log(const std::string& src, const std::string& rel,
                 const std::function<bool(const std::string&)>& keep = nullptr) {
-    const std::string real = opt_.fs->resolve(src);
-    std::ifstream in(real, std::ios::binary);
-    if (!in) {
-      std::string why = FsRoot::why_unreadable(real);
+    // Typed and with a read deadline (nodeprobe/input.h): under --sysroot
+    // the "log" may be a FIFO, /dev/zero or a link to either.
+    std::string raw;
+    std::uint64_t start = 0;
+    try {
+      InputLimits limits = input_limits(InputKind::kLog);
+      limits.max_bytes = 0;  // bounded below: the tail only
+      InputFile in = InputFile::open(opt_.fs->resolve(src), limits);
+      start = in.size() > opt_.max_log_bytes ? in.size() - opt_.max_log_bytes : 0;
+      if (start > 0) in.seek(start);
+      // A log that grows while read stops at the tail's size.
+      char buf[1 << 16];
+      for (std::size_t k; raw.size() < opt_.max_log_bytes && (k = in.read(buf, sizeof buf)) > 0;) raw.append(buf, k);
+    } catch (const InputError& e) {
+      // "cannot read /var/log/x: Permission denied", the path as the node names it.
+      std::string why = e.what();
+      const std::string real = opt_.fs->resolve(src);
+      for (const std::string& named : {"cannot open " + real + ": ", real + ": "})
+        if (why.rfind(named, 0) == 0) {
+          why.erase(0, named.size());
+          break;
+        }
+      why = why.substr(0, why.find(" (to read a pipe"));  // a hint for command-line inputs only
       if (why.find("ermission") != std::string::npos) why += " (needs root)";
       record(rel, src, "skipped", "cannot read " + src + ": " + why, 0);
       return;
     }
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uint64_t>(std::max<std::streamoff>(0, in.tellg()));
-    std::uint64_t start = size > opt_.max_log_bytes ? size - opt_.max_log_bytes : 0;
-    in.seekg(static_cast<std::streamoff>(start));
+    std::istringstream in(raw);
     std::string line;
     if (start > 0) std::getline(in, line);  // drop the partial first line
     std::string out;

@@ -4,9 +4,12 @@
 // of the same bundle).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "collector.h"
 #include "nodeprobe/report_json.h"
@@ -97,6 +100,49 @@ TEST(BundleSecrets, NoSeededSecretReachesAnyFileOfTheBundle) {
   EXPECT_TRUE(report_seen);
   EXPECT_NE(read_file(out.path() + "/facts/env.txt").find("NCCL_DEBUG_FILE=/tmp/n.log?token=<redacted>"),
             std::string::npos);
+}
+
+// accept --sysroot DIR collects DIR/var/log through the collector: a log
+// there that is a FIFO without a writer, or a link to /dev/zero, must be
+// skipped with its reason at once (an ifstream waited forever on the FIFO
+// and read /dev/zero until memory ran out), and a large log keeps its tail.
+TEST(BundleInputs, SystemLogsUnderASysrootAreTypedBoundedAndPrompt) {
+  TempDir root, out;
+  std::filesystem::create_directories(root.path() + "/var/log/audit");
+  ASSERT_EQ(::mkfifo((root.path() + "/var/log/messages").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", (root.path() + "/var/log/audit/audit.log").c_str()), 0);
+  const FsRoot fs(root.path());
+  CollectOptions o;
+  o.fs = &fs;
+  o.now = 1764432000;
+  const auto t0 = std::chrono::steady_clock::now();
+  Manifest m = collect_artifacts(o, out.path());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  std::map<std::string, Artifact> by_rel;
+  for (const auto& a : m.files) by_rel[a.path] = a;
+  EXPECT_EQ(by_rel["logs/messages"].status, "skipped");
+  EXPECT_EQ(by_rel["logs/messages"].reason, "cannot read /var/log/messages: is a FIFO (named pipe), not a regular file");
+  EXPECT_EQ(by_rel["logs/audit.log"].status, "skipped");
+  EXPECT_EQ(by_rel["logs/audit.log"].reason,
+            "cannot read /var/log/audit/audit.log: is a character device, not a regular file");
+
+  // A regular log larger than the tail: the last lines only, the first partial one dropped.
+  std::filesystem::remove(root.path() + "/var/log/messages");
+  std::string big;
+  for (int i = 0; i < 4000; ++i) big += "Nov 29 16:39:36 node1 kernel: line " + std::to_string(i) + "\n";
+  write_file(root.path() + "/var/log/messages", big);
+  TempDir out2;
+  o.max_log_bytes = 1000;
+  m = collect_artifacts(o, out2.path());
+  for (const auto& a : m.files) {
+    if (a.path == "logs/messages") {
+      EXPECT_EQ(a.status, "truncated") << a.reason;
+    }
+  }
+  const std::string kept = read_file(out2.path() + "/logs/messages");
+  EXPECT_LE(kept.size(), 1000u);
+  EXPECT_EQ(kept.rfind("Nov 29 16:39:36 node1 kernel: line ", 0), 0u) << kept.substr(0, 80);
+  EXPECT_NE(kept.find("line 3999\n"), std::string::npos);
 }
 
 }  // namespace

@@ -251,6 +251,11 @@ std::string InputFile::read_all() {
   return out;
 }
 
+void InputFile::seek(std::uint64_t offset) {
+  if (pipe_) throw InputError(name_ + ": a pipe cannot be read from an offset");
+  if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) throw InputError(name_ + ": " + errno_text(errno));
+}
+
 std::string read_input(const std::string& path, const InputLimits& limits) {
   return InputFile::open(path, limits).read_all();
 }

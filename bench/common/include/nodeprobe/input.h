@@ -77,6 +77,10 @@ class InputFile {
   std::size_t read(char* dst, std::size_t n);
   /// Whole rest of the input (bounded by the cap).
   std::string read_all();
+  /// Continues reading at byte `offset` of a regular file (the tail of a
+  /// log); bytes skipped do not count against the cap. Throws InputError
+  /// for a pipe.
+  void seek(std::uint64_t offset);
 
   const std::string& name() const { return name_; }
   std::uint64_t bytes_read() const { return read_; }
