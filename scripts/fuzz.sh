@@ -101,8 +101,11 @@ for target in "${targets[@]}"; do
   set -e
   for f in fuzz-*.log; do if [[ -e $f ]]; then mv "$f" "$target-$f"; fi; done  # the workers' logs (--jobs)
   tail -15 "$out/$target.log"
-  execs=$(cat "$out/$target.log" "$out/$target"-fuzz-*.log 2>/dev/null |
-    grep -o 'stat::number_of_executed_units: *[0-9]*' | awk '{s += $2} END {print s + 0}')
+  # Worker logs exist only with --jobs; a missing one must not end the run (pipefail).
+  logs=("$out/$target.log")
+  for f in "$out/$target"-fuzz-*.log; do if [[ -e $f ]]; then logs+=("$f"); fi; done
+  execs=$(cat "${logs[@]}" | { grep -o 'stat::number_of_executed_units: *[0-9]*' || true; } |
+    awk '{s += $2} END {print s + 0}')
   crashes=$(find "$out/artifacts" -name "$target-*" | wc -l)
   summary+=("$target: ${seconds}s, $execs executions, $crashes crash/leak/timeout input(s), exit $rc")
   [[ $rc -eq 0 ]] || status=1

@@ -36,7 +36,8 @@ extra=()
 if (( sanitize )); then
   # -g1: line numbers in reports; benchmarks are not tests and are left out.
   san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1"
-  if ! echo 'int main(){return 0;}' | ${CXX:-c++} -x c++ $san -o /dev/null - 2>/dev/null; then
+  read -ra san_flags <<<"$san"
+  if ! echo 'int main(){return 0;}' | ${CXX:-c++} -x c++ "${san_flags[@]}" -o /dev/null - 2>/dev/null; then
     echo "test.sh: ${CXX:-c++} cannot link with $san (Debian: libasan8 libubsan1; RHEL 8:" \
       "gcc-toolset-12-libasan-devel gcc-toolset-12-libubsan-devel)" >&2
     exit 2
