@@ -289,7 +289,7 @@ TEST(HostileInput, EveryNumericFlagRefusesNanInfinityAndOutOfRange) {
     EXPECT_NE(j.r.err.find(j.flag), std::string::npos) << j.label << ": " << j.r.err;
     EXPECT_EQ(std::count(j.r.err.begin(), j.r.err.end(), '\n'), 1) << j.label << ": " << j.r.err;
   }
-  for (const char* named : {"--threshold", "--noise-factor", "--budget", "--command-timeout", "--timeout",
+  for (const char* named : {"--threshold", "--budget", "--command-timeout", "--timeout",
                             "--target-au", "--step-ms", "--max-seconds", "--seconds-per-point", "--size-spread",
                             "--min-cold-mb-s", "--mesh-timeout", "--compute-ms", "--bucket-mb", "--stall-timeout",
                             "--stepfactor", "--read-timeout"})
