@@ -99,7 +99,6 @@ void fuzz_report(const std::uint8_t* data, std::size_t size) {
   out << to_prometheus(after) << to_cloudwatch_emf(after) << to_junit(after);
   CompareOptions copt;
   copt.threshold_pct = 0.01 + static_cast<double>(size % 997);
-  copt.noise_factor = static_cast<double>(size % 5);
   const Report& base = two ? before : again;
   const Comparison c = compare_reports(base, after, copt, "before.json", "after.json");
   render_compare_text(c, out, size % 3 == 0);

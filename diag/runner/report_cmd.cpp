@@ -29,7 +29,8 @@ CLI::App* setup_report(CLI::App& app, ReportCmdOptions& opt) {
       ->check(CLI::IsMember({"text", "md", "json"}))
       ->each([&opt](const std::string&) { opt.format_given = true; });
   // Checked by check_options in run_report: a Range check lets NaN through.
-  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)");
+  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)")
+      ->check(finite_range(0.0, 1e6));
   sub->add_flag("-v,--verbose", opt.verbose, "Text: every check and metric");
   add_input_flags(*sub, opt.input);
   return sub;
