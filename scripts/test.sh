@@ -7,37 +7,101 @@
 #
 #   scripts/test.sh                 everything that can run here
 #   scripts/test.sh -L unit         only one tier (any ctest arguments pass through; no dirty-host pass)
+#   scripts/test.sh --sanitize      the same tests built with ASan + UBSan in their
+#                                   own build directory (build-sanitize, or
+#                                   $NODEPROBE_SANITIZE_BUILD_DIR); any sanitizer
+#                                   report, also from a spawned probe, fails the
+#                                   run (no dirty-host pass: it finds history
+#                                   dependence, not memory errors)
 #
 # NODEPROBE_DIRTY_HOST=0 leaves the dirty-host pass out; it is skipped, with
 # the reason, where it cannot run (it needs root for a mount namespace).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+sanitize=0
+if [[ ${1:-} == --sanitize ]]; then
+  sanitize=1
+  shift
+fi
 build_dir=${NODEPROBE_TEST_BUILD_DIR:-$here/build-test}
+(( sanitize )) && build_dir=${NODEPROBE_SANITIZE_BUILD_DIR:-$here/build-sanitize}
 
 device=OFF
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then device=ON; fi
 
 # Tests check correctness, never speed: -O1 without debug info builds in about
 # half the time of -O2 -g on a 2-core CI machine (benchmarks use setup.sh's build).
+opt_flags="-O1 -DNDEBUG"
+extra=()
+if (( sanitize )); then
+  # -g1: line numbers in reports; benchmarks are not tests and are left out.
+  san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1"
+  read -ra san_flags <<<"$san"
+  if ! echo 'int main(){return 0;}' | ${CXX:-c++} -x c++ "${san_flags[@]}" -o /dev/null - 2>/dev/null; then
+    echo "test.sh: ${CXX:-c++} cannot link with $san (Debian: libasan8 libubsan1; RHEL 8:" \
+      "gcc-toolset-12-libasan-devel gcc-toolset-12-libubsan-devel)" >&2
+    exit 2
+  fi
+  # GCC's -Wmaybe-uninitialized misfires inside libstdc++ (<regex>) under
+  # ASan instrumentation (GCC's manual warns of it); the normal build keeps it.
+  opt_flags="$opt_flags $san"
+  [[ $(${CXX:-c++} --version | head -1) == *clang* ]] || opt_flags="$opt_flags -Wno-maybe-uninitialized"
+  extra=(--cmake-arg "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"
+         --cmake-arg "-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address,undefined"
+         --cmake-arg "-DCMAKE_C_FLAGS_RELEASE=$opt_flags"
+         --cmake-arg "-DNODEPROBE_BUILD_BENCHMARKS=OFF")
+fi
 "$here/scripts/setup.sh" --no-run --werror --build-dir "$build_dir" \
   --cmake-arg "-DNODEPROBE_DEVICE_TESTS=$device" \
-  --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
+  --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=$opt_flags" ${extra[@]+"${extra[@]}"}
 # The compiler, CMake (ctest) and MPI launcher the build was configured with.
 # shellcheck disable=SC1091
 . "$build_dir/nodeprobe-env.sh"
 
-ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout 300 -j "$(nproc)")
+timeout=300
+(( sanitize )) && timeout=900  # instrumented code runs 2-5x slower
+ctest_args=(--test-dir "$build_dir" --output-on-failure --timeout "$timeout" -j "$(nproc)")
+if (( sanitize )); then
+  # Reports of every process (a probe spawned by a test included) land in
+  # files: a child's report counts even when its test only checks an exit code.
+  reports="$build_dir/sanitizer-reports"
+  rm -rf "$reports" && mkdir -p "$reports"
+  # protect_shadow_gap=0: the CUDA runtime maps memory where ASan keeps its
+  # gap; verify_asan_link_order=0: tests put fake libcuda/libnvidia-ml first.
+  export ASAN_OPTIONS="log_path=$reports/asan:protect_shadow_gap=0:verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:exitcode=86"
+  export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=86"
+  export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
+fi
+
+# Any sanitizer report fails the run, even where every test passed.
+finish() {
+  local rc=$1
+  if (( sanitize )); then
+    local found
+    found=$(find "$reports" -type f -size +0 | sort)
+    if [[ -n $found ]]; then
+      echo "==> sanitizer reports (from tests or the processes they spawned):" >&2
+      for f in $found; do echo "--- $f" >&2; head -40 "$f" >&2; done
+      rc=1
+    else
+      echo "==> no sanitizer reports" >&2
+    fi
+  fi
+  exit "$rc"
+}
+
+rc=0
 if [[ $# -gt 0 ]]; then
   echo "==> ctest ${ctest_args[*]} $*" >&2
-  exec ctest "${ctest_args[@]}" "$@"
+  ctest "${ctest_args[@]}" "$@" || rc=$?
+  finish "$rc"
 fi
 tiers=()
 [[ $device == OFF ]] && tiers=(-LE device)
 echo "==> ctest ${ctest_args[*]} ${tiers[*]-}" >&2
-rc=0
 ctest "${ctest_args[@]}" ${tiers[@]+"${tiers[@]}"} || rc=$?
 
-if [[ ${NODEPROBE_DIRTY_HOST:-1} != 0 ]]; then
+if (( ! sanitize )) && [[ ${NODEPROBE_DIRTY_HOST:-1} != 0 ]]; then
   echo "==> dirty host: the integration tier again on a machine with a past (scripts/dirty-host.sh)" >&2
   dirty=0
   "$here/scripts/dirty-host.sh" --check "$build_dir/bin/nodeprobe" -- \
@@ -48,4 +112,4 @@ if [[ ${NODEPROBE_DIRTY_HOST:-1} != 0 ]]; then
     *) echo "==> dirty host: FAILED: a test depends on this machine's history (above)" >&2; rc=1 ;;
   esac
 fi
-exit "$rc"
+finish "$rc"

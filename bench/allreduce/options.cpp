@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ar_math.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/error.h"
 
 namespace nodeprobe::allreduce {
@@ -32,21 +33,22 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("--provider", o.provider, "libfabric provider for 'fabric' (tcp, efa, shm, udp, ...)");
   app.add_option("-b,--minbytes", o.min_bytes, "Smallest size (K/M/G suffixes, powers of 1024)");
   app.add_option("-e,--maxbytes", o.max_bytes, "Largest size");
-  app.add_option("-f,--stepfactor", o.factor, "Multiply the size by F between steps");
+  app.add_option("-f,--stepfactor", o.factor, "Multiply the size by F between steps (0: add -i bytes instead)")
+      ->check(finite_range(0, 1024));
   app.add_option("-i,--stepbytes", o.step_bytes, "Add this many bytes between steps (with -f 0)");
-  app.add_option("-n,--iters", o.iters, "Timed iterations per size")->check(CLI::Range(1, 1000000));
+  app.add_option("-n,--iters", o.iters, "Timed iterations per size")->check(finite_range(1, 1000000));
   app.add_option("-w,--warmup_iters", o.warmup, "Untimed warm-up iterations per size")
-      ->check(CLI::Range(0, 100000));
+      ->check(finite_range(0, 100000));
   app.add_option("-c,--check", o.check, "Data-check iterations after timing (0 disables)")
-      ->check(CLI::Range(0, 1000));
+      ->check(finite_range(0, 1000));
   app.add_option("-d,--datatype", o.dtype, "float, int32 (all backends); bfloat16, half (nccl)");
   app.add_option("-o,--op", o.op, "sum, prod, min, max (avg: nccl)");
   app.add_option("--inplace", o.inplace, "1: measure out-of-place and in-place (as nccl-tests); 0: out-of-place only")
-      ->check(CLI::Range(0, 1));
+      ->check(finite_range(0, 1));
   app.add_option("--chunk", o.chunk,
                  "fabric: largest pipeline chunk; each allreduce uses a quarter of a ring segment, "
                  "at least 64K and at most this");
-  app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(CLI::Range(1, 1024));
+  app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(finite_range(1, 1024));
   app.add_option("--iface", o.iface,
                  "Interface for the mesh check, the control channel and fabric over tcp "
                  "(default: NCCL_SOCKET_IFNAME, else the first non-loopback interface)");
@@ -54,24 +56,24 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(CLI::IsMember({"socket", "ofi"}));
   app.add_flag("--mesh", o.mesh, "Preflight: every rank connects to every other over TCP");
   app.add_option("--mesh-port", o.mesh_port, "Mesh: listen on PORT + local rank (0: any free port)")
-      ->check(CLI::Range(0, 65535));
+      ->check(finite_range(0, 65535));
   app.add_option("--rendezvous-port", o.rendezvous_port,
                  "Mesh: also check every rank reaches rank 0 on this port (e.g. 29500)")
-      ->check(CLI::Range(0, 65535));
+      ->check(finite_range(0, 65535));
   app.add_option("--mesh-timeout", o.mesh_timeout_s, "Mesh: seconds per connection attempt")
-      ->check(CLI::Range(0.05, 60.0));
+      ->check(finite_range(0.05, 60.0));
   app.add_flag("--scaling", o.scaling, "Data-parallel step emulation on 1, 2, 4 ... nodes");
   app.add_option("--compute-ms", o.compute_ms, "Scaling: compute time per step (ms)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   app.add_option("--grad-bytes", o.grad_bytes, "Scaling: gradient bytes allreduced per step");
   app.add_option("--bucket-mb", o.bucket_mb, "Scaling: bucket size in MiB (PyTorch DDP: 25)")
-      ->check(CLI::Range(0.001, 1e6));
-  app.add_option("--steps", o.steps, "Scaling: timed steps per node count")->check(CLI::Range(1, 100000));
+      ->check(finite_range(0.001, 1e6));
+  app.add_option("--steps", o.steps, "Scaling: timed steps per node count")->check(finite_range(1, 100000));
   app.add_option("--stall-timeout", o.stall_timeout_s,
                  "End the run when a rank is silent this long (stopped, hung host)")
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(finite_range(1.0, 1e6));
   app.add_option("--np", o.np, "Start N local ranks through mpirun (single-node run without a launcher)")
-      ->check(CLI::Range(1, 4096));
+      ->check(finite_range(1, 4096));
   app.add_flag("--text-to-stderr", o.common.text_to_stderr)->group("");
   app.add_option("--test-fault", o.test_fault)->group("");
 }

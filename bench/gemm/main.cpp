@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gemm_probe.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/probe_main.h"
 
@@ -25,19 +26,24 @@ int main(int argc, char** argv) {
   std::string expect;
   app.add_option("--profile", profile, "quick (default) or full: sets sizes and repetitions")
       ->check(CLI::IsMember({"quick", "full"}));
-  app.add_option("--devices", devices, "CUDA device indices to test (default: all)")->delimiter(',');
+  app.add_option("--devices", devices, "CUDA device indices to test (default: all)")->delimiter(',')
+      ->check(finite_range(0, 1023));
   app.add_option("--sizes", sizes, "Square GEMM sizes, multiples of 16 (quick: 2048,8192)")
-      ->delimiter(',');
+      ->delimiter(',')->check(finite_range(16, 65536));
   app.add_option("--precisions", precisions, "fp32,tf32,fp16,bf16,fp8 (default: all)")
       ->delimiter(',');
-  app.add_option("--reps", reps, "Timed GEMM repetitions");
-  app.add_option("--warmup", warmup, "Untimed GEMM warm-up repetitions");
-  app.add_option("--verify-size", verify_size, "Verification GEMM: M = N = S, K = 2S (default 512)");
-  app.add_option("--expect-gpus", expect_gpus, "GPUs the node must have (> 0 turns 'no GPU' into fail)");
+  app.add_option("--reps", reps, "Timed GEMM repetitions")->check(finite_range(1, 1e6));
+  app.add_option("--warmup", warmup, "Untimed GEMM warm-up repetitions")->check(finite_range(0, 1e6));
+  app.add_option("--verify-size", verify_size, "Verification GEMM: M = N = S, K = 2S (default 512)")
+      ->check(finite_range(16, 8192));
+  app.add_option("--expect-gpus", expect_gpus, "GPUs the node must have (> 0 turns 'no GPU' into fail)")
+      ->check(finite_range(0, 1024));
   app.add_option("--expect", expect, "Instance type to judge against (default: the host's)");
-  app.add_option("--slow-pct", slow_pct, "Warn below this % of the datasheet peak (default per GPU)");
-  app.add_option("--conv-batch", conv_batch, "Batch of the ResNet-50 convolutions (default 64)");
-  app.add_option("--train-steps", train_steps, "Steps of the training loop (default 100)");
+  app.add_option("--slow-pct", slow_pct, "Warn below this % of the datasheet peak (default per GPU)")
+      ->check(finite_range(0, 100));
+  app.add_option("--conv-batch", conv_batch, "Batch of the ResNet-50 convolutions (default 64)")
+      ->check(finite_range(1, 4096));
+  app.add_option("--train-steps", train_steps, "Steps of the training loop (default 100)")->check(finite_range(1, 1e6));
   app.add_option("--skip", skip, "Sections to leave out: gemm,conv,memory,train,p2p")
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "conv", "memory", "train", "p2p"}));

@@ -8,30 +8,21 @@
 #include <cerrno>
 #include <cstring>
 
+#include "nodeprobe/input.h"
+
 namespace nodeprobe::io {
 namespace {
 
+// The marker and the index: typed and bounded like every input (a FIFO or a
+// link planted in a dataset directory is refused, not waited on or followed).
 std::string read_small_file(int dir_fd, const std::string& dir, const char* name) {
-  const int fd = ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    throw DatasetError(dir + "/" + name + ": " + std::strerror(err));
+  InputLimits limits = input_limits(InputKind::kConfig);
+  limits.max_bytes = 1ULL << 30;  // an index of tens of millions of samples
+  try {
+    return InputFile::open_beneath(dir_fd, name, limits, dir + "/" + name).read_all();
+  } catch (const InputError& e) {
+    throw DatasetError(e.what());
   }
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      throw DatasetError(dir + "/" + name + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "loader_model.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/probe_main.h"
 #include "probes.h"
 
@@ -34,7 +35,7 @@ struct LoaderFlags {
 };
 
 void add_loader_flags(CLI::App* sub, LoaderConfig& cfg, LoaderFlags& f) {
-  sub->add_option("--batch,-b", cfg.batch, "Samples per batch (batch_size)")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--batch,-b", cfg.batch, "Samples per batch (batch_size)")->capture_default_str()->check(finite_range(1, 1e6));
   sub->add_option("--method", f.method, std::string("Read method: ") + method_names())
       ->capture_default_str()
       ->check(CLI::IsMember({"pread", "direct", "mmap", "uring", "uring-direct", "null"}));
@@ -47,7 +48,8 @@ void add_loader_flags(CLI::App* sub, LoaderConfig& cfg, LoaderFlags& f) {
   sub->add_option("--pin", f.pin, "Staging memory: auto (cudaHostAlloc, else mlock), cuda, mlock, none")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cuda", "mlock", "none"}));
-  sub->add_option("--seed", cfg.seed, "Shuffle seed (epoch e uses seed and e)")->capture_default_str();
+  sub->add_option("--seed", cfg.seed, "Shuffle seed (epoch e uses seed and e)")->capture_default_str()
+      ->check(finite_range(0, 1.8e19));
   sub->add_flag("--no-shuffle", f.no_shuffle, "Read in index order");
   sub->add_flag("--drop-last", cfg.drop_last, "Drop the last incomplete batch of an epoch");
   sub->add_option("--dispatch", f.dispatch,
@@ -81,13 +83,15 @@ int main(int argc, char** argv) {
   bool no_space_check = false;
   CLI::App* prepare = app.add_subcommand("prepare", "Write a dataset: N files, or K shards plus an index");
   prepare->add_option("--dir", prep.dir, "Dataset directory (created; an empty one is used)")->required();
-  prepare->add_option("--files,-n", prep.samples, "Number of samples")->required()->check(CLI::PositiveNumber);
+  prepare->add_option("--files,-n", prep.samples, "Number of samples")->required()->check(finite_range(1, 1e9));
   prepare->add_option("--size", size_text, "Mean sample size (110k, 128Ki, 2M)")->capture_default_str();
-  prepare->add_option("--size-spread", prep.spread_pct, "Sizes uniform in size x (1 +- PCT/100)")->capture_default_str();
+  prepare->add_option("--size-spread", prep.spread_pct, "Sizes uniform in size x (1 +- PCT/100)")->capture_default_str()
+      ->check(finite_range(0, 100));
   prepare->add_option("--shards", prep.shards, "Pack into K shard files with an index (0: one file per sample)")
-      ->capture_default_str();
-  prepare->add_option("--align", prep.align, "Record alignment inside shards (4096 suits O_DIRECT)")->capture_default_str();
-  prepare->add_option("--seed", prep.seed, "Content and size seed")->capture_default_str();
+      ->capture_default_str()->check(finite_range(0, 1e6));
+  prepare->add_option("--align", prep.align, "Record alignment inside shards (4096 suits O_DIRECT)")->capture_default_str()
+      ->check(finite_range(1, 1 << 30));
+  prepare->add_option("--seed", prep.seed, "Content and size seed")->capture_default_str()->check(finite_range(0, 1.8e19));
   prepare->add_flag("--overwrite", prep.overwrite, "Replace a nodeprobe-io dataset already in --dir");
   prepare->add_flag("--no-space-check", no_space_check, "Skip the free-space check (unreliable statvfs, e.g. some network filesystems)");
   add_common_flags(*prepare, common);
@@ -98,15 +102,15 @@ int main(int argc, char** argv) {
   CLI::App* read = app.add_subcommand("read", "Read a dataset the way a PyTorch DataLoader does");
   read->add_option("--dir", rd.dir, "Dataset directory")->required();
   read->add_option("--workers,-w", rd.cfg.workers, "Worker threads (num_workers; default half the cores)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(finite_range(1, 4096));
   read->add_option("--prefetch,-p", rd.cfg.prefetch, "Batches in flight per worker (prefetch_factor)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  read->add_option("--epochs,-e", rd.cfg.epochs, "Epochs")->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(finite_range(1, 1024));
+  read->add_option("--epochs,-e", rd.cfg.epochs, "Epochs")->capture_default_str()->check(finite_range(1, 1e6));
   read->add_option("--step-ms", rflags.step_ms, "Consumer time per batch, the GPU step (0: none)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(finite_range(0, 1e7));
   read->add_option("--max-seconds", rd.cfg.max_seconds, "Stop after this much reading time (0: none)")
-      ->check(CLI::NonNegativeNumber);
-  read->add_option("--target-au", rd.target_au, "AU the io.starved check expects")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->check(finite_range(0, 1e7));
+  read->add_option("--target-au", rd.target_au, "AU the io.starved check expects")->capture_default_str()->check(finite_range(0.0, 1.0));
   add_loader_flags(read, rd.cfg, rflags);
   add_common_flags(*read, common);
 
@@ -115,12 +119,14 @@ int main(int argc, char** argv) {
   sflags.step_ms = 50;
   CLI::App* sweep = app.add_subcommand("sweep", "Find the smallest num_workers x prefetch_factor reaching a target AU");
   sweep->add_option("--dir", sw.dirs, "Dataset directory (repeat to compare files and shards)")->required();
-  sweep->add_option("--step-ms", sflags.step_ms, "GPU step time per batch to feed")->capture_default_str()->check(CLI::PositiveNumber);
-  sweep->add_option("--target-au", sw.target_au, "Accelerator utilisation to reach")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  sweep->add_option("--workers-list", sw.workers, "Worker counts (default 1,2,4,... up to the cores)")->delimiter(',');
-  sweep->add_option("--prefetch-list", sw.prefetch, "Prefetch depths")->delimiter(',')->capture_default_str();
+  sweep->add_option("--step-ms", sflags.step_ms, "GPU step time per batch to feed")->capture_default_str()->check(finite_range(0.001, 1e7));
+  sweep->add_option("--target-au", sw.target_au, "Accelerator utilisation to reach")->capture_default_str()->check(finite_range(0.0, 1.0));
+  sweep->add_option("--workers-list", sw.workers, "Worker counts (default 1,2,4,... up to the cores)")->delimiter(',')
+      ->check(finite_range(1, 4096));
+  sweep->add_option("--prefetch-list", sw.prefetch, "Prefetch depths")->delimiter(',')->capture_default_str()
+      ->check(finite_range(1, 1024));
   sweep->add_option("--seconds-per-point", sw.seconds_per_point, "Reading time per configuration")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(finite_range(0.01, 1e6));
   sweep->add_flag("--exhaustive", sw.exhaustive, "Measure every worker count, not only up to the first that reaches the target");
   std::vector<std::string> pipelines{"native"};
   for (const auto& pr : pipeline_presets()) pipelines.push_back(pr.name);
@@ -164,10 +170,13 @@ int main(int argc, char** argv) {
   accept->add_option("--data-dir", acc.data_dir, "Where the temporary dataset goes (default $TMPDIR or /tmp)");
   accept->add_option("--profile", acc.profile, "quick (seconds) or full (a minute)")
       ->capture_default_str()->check(CLI::IsMember({"quick", "full"}));
-  accept->add_option("--step-ms", acc.step_ms, "Nominal GPU step per batch for the AU check")->capture_default_str();
-  accept->add_option("--target-au", acc.target_au, "AU the io.starved check expects")->capture_default_str();
-  accept->add_option("--workers,-w", acc.workers, "Worker threads (default half the cores)");
-  accept->add_option("--min-cold-mb-s", acc.min_cold_mb_s, "Cold read throughput below this warns")->capture_default_str();
+  accept->add_option("--step-ms", acc.step_ms, "Nominal GPU step per batch for the AU check")->capture_default_str()
+      ->check(finite_range(0, 1e7));
+  accept->add_option("--target-au", acc.target_au, "AU the io.starved check expects")->capture_default_str()
+      ->check(finite_range(0, 1));
+  accept->add_option("--workers,-w", acc.workers, "Worker threads (default half the cores)")->check(finite_range(1, 4096));
+  accept->add_option("--min-cold-mb-s", acc.min_cold_mb_s, "Cold read throughput below this warns")->capture_default_str()
+      ->check(finite_range(0, 1e9));
   add_common_flags(*accept, common);
 
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;

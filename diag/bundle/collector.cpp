@@ -16,6 +16,8 @@
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/stop.h"
+#include "nodeprobe/redact.h"
+#include "nodeprobe/report_json.h"
 #include "nodeprobe/version.h"
 #include "text_util.h"
 
@@ -45,7 +47,10 @@ class Collection {
 
   // Into the collection directory this run made: created exclusively, never
   // through a link (a name written twice is replaced).
-  bool put(const std::string& rel, const std::string& data) {
+  bool put(const std::string& rel, const std::string& text, bool redacted = false) {
+    // Every file of the bundle is redacted here (nodeprobe/redact.h); `redacted`:
+    // a report, redacted field by field already.
+    const std::string data = redacted ? text : redact_secrets(text);
     const std::string p = path(rel);
     mkdirs(p.substr(0, p.rfind('/')));
     ::unlink(p.c_str());
@@ -68,8 +73,23 @@ class Collection {
     return true;
   }
 
-  void put_recorded(const std::string& rel, const std::string& origin, const std::string& data) {
-    if (put(rel, data)) record(rel, origin, "ok", "", data.size());
+  // A command's output file, redacted in place (the command wrote it).
+  void redact_file(const std::string& rel) {
+    try {
+      InputLimits l = input_limits(InputKind::kLog);
+      l.max_bytes = opt_.max_log_bytes * 4;
+      const std::string text = read_input(path(rel), l);
+      const std::string clean = redact_secrets(text);
+      if (clean == text) return;
+      put(rel, clean, true);
+    } catch (const InputError&) {  // too big to redact: not kept
+      ::unlink(path(rel).c_str());
+    }
+  }
+
+  void put_recorded(const std::string& rel, const std::string& origin, const std::string& data,
+                    bool redacted = false) {
+    if (put(rel, data, redacted)) record(rel, origin, "ok", "", data.size());
     else record(rel, origin, "error", "cannot write " + path(rel), 0);
   }
 
@@ -78,26 +98,43 @@ class Collection {
   void copy_log(const std::string& src, const std::string& rel,
                 const std::function<bool(const std::string&)>& keep = nullptr) {
     if (stopped(rel, src)) return;
-    const std::string real = opt_.fs->resolve(src);
-    std::ifstream in(real, std::ios::binary);
-    if (!in) {
-      std::string why = FsRoot::why_unreadable(real);
+    // Typed and with a read deadline (nodeprobe/input.h): under --sysroot
+    // the "log" may be a FIFO, /dev/zero or a link to either.
+    std::string raw;
+    std::uint64_t start = 0;
+    try {
+      InputLimits limits = input_limits(InputKind::kLog);
+      limits.max_bytes = 0;  // bounded below: the tail only
+      InputFile in = InputFile::open(opt_.fs->resolve(src), limits);
+      start = in.size() > opt_.max_log_bytes ? in.size() - opt_.max_log_bytes : 0;
+      if (start > 0) in.seek(start);
+      // A log that grows while read stops at the tail's size.
+      char buf[1 << 16];
+      for (std::size_t k; raw.size() < opt_.max_log_bytes && (k = in.read(buf, sizeof buf)) > 0;) raw.append(buf, k);
+    } catch (const InputError& e) {
+      // "cannot read /var/log/x: Permission denied", the path as the node names it.
+      std::string why = e.what();
+      const std::string real = opt_.fs->resolve(src);
+      for (const std::string& named : {"cannot open " + real + ": ", real + ": "})
+        if (why.rfind(named, 0) == 0) {
+          why.erase(0, named.size());
+          break;
+        }
+      why = why.substr(0, why.find(" (to read a pipe"));  // a hint for command-line inputs only
       if (why.find("ermission") != std::string::npos) why += " (needs root)";
       record(rel, src, "skipped", "cannot read " + src + ": " + why, 0);
       return;
     }
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uint64_t>(std::max<std::streamoff>(0, in.tellg()));
-    std::uint64_t start = size > opt_.max_log_bytes ? size - opt_.max_log_bytes : 0;
-    in.seekg(static_cast<std::streamoff>(start));
+    std::istringstream in(raw);
     std::string line;
     if (start > 0) std::getline(in, line);  // drop the partial first line
     std::string out;
     while (std::getline(in, line)) {
       if (keep && !keep(line)) continue;
-      out += redact_secrets(line);
+      out += line;
       out += '\n';
     }
+    out = redact_secrets(out);  // the whole text: a PEM block spans lines
     if (!put(rel, out)) {
       record(rel, src, "error", "cannot write " + path(rel), 0);
       return;
@@ -120,6 +157,7 @@ class Collection {
     if (stopped(rel, origin)) return {};
     mkdirs(path(rel).substr(0, path(rel).rfind('/')));
     SpawnResult r = opt_.runner->run(argv, opt_.command_timeout_s, path(rel));
+    redact_file(rel);
     struct stat st {};
     const std::uint64_t bytes = ::stat(path(rel).c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
     if (!r.started) {
@@ -455,11 +493,13 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
     }
   }
   if (!o.report_path.empty()) {
-    std::ifstream in(o.report_path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in) c.put_recorded("report/last.json", o.report_path, ss.str());
-    else c.record("report/last.json", o.report_path, "error", "cannot read " + o.report_path, 0);
+    // Parsed and written again: bounded, and redacted field by field (a
+    // text-level redaction could break the JSON).
+    try {
+      c.put_recorded("report/last.json", o.report_path, dump_report(load_report(o.report_path, o.input)), true);
+    } catch (const ReportError& e) {
+      c.record("report/last.json", o.report_path, "error", e.what(), 0);
+    }
   }
   write_file_atomic(dir + "/manifest.json", manifest_to_json(m).dump(2) + "\n");
   return m;

@@ -7,12 +7,14 @@
 /// Reads what it may without root and records what it skipped and why.
 /// Every command runs by argv with a deadline. Secrets are never collected:
 /// only allowlisted environment variables, audit records limited to SELinux
-/// denials, and values that look like keys or tokens are redacted.
+/// denials, and every byte written into the directory (files, command
+/// output, reports) passes the one redaction of nodeprobe/redact.h.
 
 #include <string>
 #include <vector>
 
 #include "nodeprobe/fs_root.h"
+#include "nodeprobe/input.h"
 #include "nodeprobe/report.h"
 #include "nodeprobe/subprocess.h"
 
@@ -69,6 +71,7 @@ struct CollectOptions {
   const char* const* envp = nullptr;      ///< for the allowlisted environment
   double now = 0;                         ///< epoch seconds (0: the clock)
   bool live_kmsg = true;                  ///< read /dev/kmsg when fs is live
+  InputOverrides input;                   ///< limits for report_path
 };
 
 /// Collects into `dir` (created if needed, mode 0700) and writes manifest.json.

@@ -258,7 +258,15 @@ bool TarReader::next(TarEntry* e) {
       error_ = "truncated archive: partial header";
       return false;
     }
-    if (std::all_of(h, h + kBlock, [](char c) { return c == 0; })) return false;  // end marker
+    if (std::all_of(h, h + kBlock, [](char c) { return c == 0; })) {  // end marker
+      // Read to the end of the source: a gzip stream is checked (CRC and
+      // length) only at its trailer, which follows the tar's end blocks.
+      char rest[8192];
+      while (src_.read(rest, sizeof rest) > 0) {
+      }
+      if (!src_.error().empty()) error_ = src_.error();
+      return false;
+    }
     bool ok = true;
     const std::uint64_t stored = parse_octal(h + 148, 8, &ok);
     unsigned sum = 0;
@@ -331,7 +339,7 @@ std::size_t TarReader::read(char* dst, std::size_t n) {
 }
 
 std::string extract_archive(const std::string& archive, const std::string& dir, const ExtractLimits& limits) {
-  ByteSource src(archive);
+  ByteSource src(archive, limits.input);
   if (!src.error().empty()) return src.error();
   TarReader tar(src);
   TarEntry e;

@@ -53,7 +53,9 @@ struct TarEntry {
 class TarReader {
  public:
   explicit TarReader(ByteSource& src) : src_(src) {}
-  /// The next file or directory; false at the end of the archive or on error.
+  /// The next file or directory; false at the end of the archive or on
+  /// error. At the end it reads the source to its end, so a compressed
+  /// archive's trailer (CRC, length) is checked: a bad one is an error().
   bool next(TarEntry* e);
   /// Reads up to `n` bytes of the current entry.
   std::size_t read(char* dst, std::size_t n);
@@ -80,6 +82,7 @@ struct ExtractLimits {
   std::uint64_t max_file = 1ULL << 30;   ///< bytes per file
   std::uint64_t max_total = 4ULL << 30;  ///< bytes in all
   int max_entries = 10000;
+  InputLimits input = input_limits(InputKind::kArchive);  ///< the archive file itself
 };
 
 /// Extracts the regular files of the archive at `archive` into `dir` (which

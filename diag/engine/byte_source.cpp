@@ -1,11 +1,9 @@
 #include "byte_source.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #if NODEPROBE_HAVE_ZLIB
 #include <zlib.h>
@@ -19,8 +17,7 @@ constexpr std::size_t kRawChunk = 256u << 10;
 }  // namespace
 
 struct ByteSource::Raw {
-  int fd = -1;
-  bool own_fd = false;
+  std::optional<InputFile> file;
   std::string_view memory;
   bool from_memory = false;
   std::size_t mem_pos = 0;
@@ -35,7 +32,6 @@ struct ByteSource::Raw {
 #endif
 
   ~Raw() {
-    if (own_fd && fd >= 0) ::close(fd);
 #if NODEPROBE_HAVE_ZLIB
     if (z_init) inflateEnd(&z);
 #endif
@@ -51,34 +47,36 @@ struct ByteSource::Raw {
       if (n == 0) raw_eof = true;
       return n;
     }
-    for (;;) {
-      const ssize_t n = ::read(fd, dst, cap);
-      if (n > 0) return static_cast<std::size_t>(n);
-      if (n == 0) {
-        raw_eof = true;
-        return 0;
-      }
-      if (errno == EINTR) continue;
-      *err = std::string("read error: ") + std::strerror(errno);
+    if (!file) {
+      raw_eof = true;
+      return 0;
+    }
+    try {
+      const std::size_t n = file->read(dst, cap);
+      if (n == 0) raw_eof = true;
+      return n;
+    } catch (const InputError& e) {  // read error, size cap, read deadline
+      *err = e.what();
       raw_eof = true;
       return 0;
     }
   }
 };
 
-ByteSource::ByteSource(const std::string& path) : name_(path), raw_(std::make_unique<Raw>()) {
-  if (path == "-") {
-    raw_->fd = STDIN_FILENO;
-    name_ = "stdin";
-  } else {
-    raw_->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    raw_->own_fd = true;
-    if (raw_->fd < 0) {
-      error_ = "cannot open " + path + ": " + std::strerror(errno);
-      failed_open_ = true;
-      raw_->raw_eof = true;
-    }
+ByteSource::ByteSource(const std::string& path, const InputLimits& limits)
+    : name_(path == "-" ? "stdin" : path), raw_(std::make_unique<Raw>()), max_out_(limits.max_bytes) {
+  try {
+    raw_->file.emplace(InputFile::open(path, limits));
+  } catch (const InputError& e) {
+    error_ = e.what();
+    failed_open_ = true;
+    raw_->raw_eof = true;
   }
+}
+
+ByteSource::ByteSource(InputFile file)
+    : name_(file.name()), raw_(std::make_unique<Raw>()), max_out_(file.max_bytes()) {
+  raw_->file.emplace(std::move(file));
 }
 
 ByteSource::ByteSource(std::string_view memory, std::string name)
@@ -181,6 +179,17 @@ std::size_t ByteSource::read(char* dst, std::size_t cap) {
     error_ = "truncated gzip stream in " + name_ + " after " +
              std::to_string(bytes_out_ + produced) + " bytes";
   bytes_out_ += produced;
+  if (max_out_ > 0 && bytes_out_ > max_out_ && error_.empty()) {
+    // A gzip bomb or a log past its cap: what came before is still delivered.
+    error_ = name_ + ": more than the " + format_cap(max_out_) +
+             " cap when decompressed (raise it with --max-input-size)";
+    produced -= static_cast<std::size_t>(bytes_out_ - max_out_);
+    bytes_out_ = max_out_;
+    r.raw_eof = true;
+    r.in.clear();
+    r.in_pos = 0;
+    r.in_member = false;
+  }
   return produced;
 #else
   return 0;

@@ -1,8 +1,11 @@
 #pragma once
 /// A stream of bytes from a file, stdin ("-") or memory, gunzipped on the fly
 /// when it starts with the gzip magic (concatenated members too). Errors
-/// (open failure, truncated or corrupt gzip, read error) end the stream and
-/// show in error(); the bytes before them are still delivered.
+/// (open failure, not a regular file, truncated or corrupt gzip, a read
+/// error, more than the size cap, no data from a pipe before the read
+/// deadline) end the stream and show in error(); the bytes before them are
+/// still delivered. Files are opened through nodeprobe/input.h (typed,
+/// bounded); the cap applies to the decompressed bytes too (gzip bombs).
 
 #include <cstddef>
 #include <cstdint>
@@ -10,12 +13,16 @@
 #include <string>
 #include <string_view>
 
+#include "nodeprobe/input.h"
+
 namespace nodeprobe::diag {
 
 class ByteSource {
  public:
-  /// Reads `path` ("-" = stdin).
-  explicit ByteSource(const std::string& path);
+  /// Reads `path` ("-" = stdin) within `limits`.
+  explicit ByteSource(const std::string& path, const InputLimits& limits = input_limits(InputKind::kLog));
+  /// Reads an input opened by the caller (InputFile::open_beneath for bundles).
+  explicit ByteSource(InputFile file);
   /// Reads from memory (tests, fuzzing); `name` is used in messages.
   ByteSource(std::string_view memory, std::string name);
   ~ByteSource();
@@ -36,6 +43,7 @@ class ByteSource {
   std::unique_ptr<Raw> raw_;
   bool gzip_ = false;
   bool failed_open_ = false;
+  std::uint64_t max_out_ = 0;  // cap on decompressed bytes (0: none)
   std::string error_;
   std::uint64_t bytes_out_ = 0;
 };

@@ -3,13 +3,17 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
+#include "bundle_dir.h"
 #include "host_checks.h"
 #include "nodeprobe/safe_remove.h"
 #include "nodeprobe/stop.h"
@@ -44,7 +48,9 @@ bool is_dir(const std::string& p) {
 class Diagnosis {
  public:
   Diagnosis(const DiagInputs& in, Report& report)
-      : in_(in), report_(report), out_(), pb_(default_playbook()), rules_(load_rules(in, out_)), engine_(pb_, rules_) {
+      : in_(in), report_(report), out_(), pb_(default_playbook()), rules_(load_rules(in, out_)),
+        own_engine_(in.engine && in.rule_files.empty() ? nullptr : std::make_unique<RuleEngine>(pb_, rules_)),
+        engine_(own_engine_ ? *own_engine_ : *in.engine) {
     now_ = in.now > 0 ? in.now : static_cast<double>(std::time(nullptr));
     instance_ = !in.expect.empty() ? in.expect : report.host.instance_type;
     out_.scanner_available = engine_.available();
@@ -93,11 +99,16 @@ class Diagnosis {
 
   void analyse(const std::string& path, const std::string& name, const std::string& origin,
                const AnalysisOptions& opt, const std::string& note = "") {
+    LineBlockReader reader(path, input_limits(InputKind::kLog, in_.input));
+    analyse(reader, name, origin, opt, note);
+  }
+
+  void analyse(LineBlockReader& reader, const std::string& name, const std::string& origin,
+               const AnalysisOptions& opt, const std::string& note = "") {
     if (stop_requested()) {
       skipped(name, origin, "skipped", "not read: " + stop_reason());
       return;
     }
-    LineBlockReader reader(path);
     SourceResult r = engine_.analyze(reader, name, opt);
     r.origin = origin;
     if (!r.error.empty()) out_.input_errors.push_back(r.error);
@@ -126,21 +137,24 @@ class Diagnosis {
     ++out_.sources_skipped;
   }
 
-  // A collection directory (bundle or live): manifest-driven when it has one.
-  void analyse_dir(const std::string& dir, const std::string& label) {
-    std::string root = dir;
-    if (!fs::exists(root + "/manifest.json")) {  // a bundle's top directory
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_directory() && fs::exists(e.path() / "manifest.json")) root = e.path().string();
+  // A collection directory (bundle or live): manifest-driven when it has
+  // one, read beneath the directory without following links (bundle_dir.h).
+  // Without a manifest every regular file is a log; `follow_links` (a --log
+  // directory) reads links to files, a bundle never does. An entry that
+  // cannot be read is listed with its reason and the rest is read.
+  void analyse_dir(const std::string& dir, const std::string& label, bool follow_links) {
+    std::optional<BundleDir> bundle;
+    try {
+      bundle.emplace(dir);
+    } catch (const InputError& e) {
+      out_.input_errors.push_back(clean_text(e.what(), 300));
+      return;
     }
-    if (fs::exists(root + "/manifest.json")) {
+    const InputLimits log_limits = input_limits(InputKind::kLog, in_.input);
+    if (bundle->has_manifest()) {
       Manifest m;
       try {
-        std::ifstream in(root + "/manifest.json");
-        std::stringstream ss;
-        ss << in.rdbuf();
-        m = manifest_from_json(Json::parse(ss.str()));
+        m = bundle->manifest(in_.input);
       } catch (const std::exception& e) {
         out_.input_errors.push_back(label + ": " + clean_text(e.what(), 200));
         return;
@@ -156,24 +170,54 @@ class Diagnosis {
         const std::string rel = safe_relative_path(a.path);
         if (a.status == "skipped" || a.status == "error") {
           skipped(a.path, a.origin, a.status, a.reason);
-        } else if (rel.empty() || !fs::exists(root + "/" + rel)) {
-          skipped(a.path, a.origin, "error", "listed in the manifest but missing from the bundle");
-          out_.input_errors.push_back(label + ": " + a.path + " is missing");
-        } else {
-          analyse(root + "/" + rel, rel, a.origin, opt, a.status == "truncated" ? a.reason : "");
+          continue;
         }
+        if (rel.empty()) {
+          skipped(a.path, a.origin, "error", "not a safe relative path");
+          out_.input_errors.push_back(label + ": " + clean_text(a.path, 100) + " is not a safe relative path");
+          continue;
+        }
+        std::optional<InputFile> file;
+        try {
+          file.emplace(bundle->open(rel, log_limits));
+        } catch (const InputError& e) {
+          const bool gone = std::string(e.what()).find(std::strerror(ENOENT)) != std::string::npos;
+          skipped(a.path, a.origin, "error", gone ? "listed in the manifest but missing from the bundle" : e.what());
+          out_.input_errors.push_back(label + ": " + (gone ? a.path + " is missing" : clean_text(e.what(), 300)));
+          continue;
+        }
+        LineBlockReader reader(std::move(*file));
+        analyse(reader, rel, a.origin, opt, a.status == "truncated" ? a.reason : "");
       }
       return;
     }
-    // No manifest: every regular file is a log.
-    std::vector<std::string> files;
-    std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file() && it->path().filename() != kOwnedMarker) files.push_back(it->path().string());
-    std::sort(files.begin(), files.end());
     const AnalysisOptions opt = options(now_, local_utc_offset());
-    for (const auto& f : files) analyse(f, fs::relative(f, dir).string(), "file: " + f, opt, "no manifest");
-    if (files.empty()) out_.input_errors.push_back(label + ": no files to analyse");
+    int files = 0;
+    const std::vector<DirEntryInfo> entries =
+        follow_links ? walk_dir(DirHandle(dir), true) : bundle->entries();
+    for (const auto& e : entries) {
+      const std::string shown = dir + "/" + e.rel;
+      if (!e.regular) {
+        skipped(e.rel, "file: " + shown, "skipped", e.reason);
+        // A link planted in a bundle is refused, and says so in the exit code.
+        if (!follow_links && e.reason.find("symbolic link") != std::string::npos)
+          out_.input_errors.push_back(label + ": " + e.rel + " is a symbolic link (not followed inside a bundle)");
+        continue;
+      }
+      ++files;
+      if (follow_links) {
+        analyse(shown, e.rel, "file: " + shown, opt, "no manifest");
+        continue;
+      }
+      try {
+        LineBlockReader reader(bundle->open(e.rel, log_limits));
+        analyse(reader, e.rel, "file: " + shown, opt, "no manifest");
+      } catch (const InputError& err) {
+        skipped(e.rel, "file: " + shown, "error", err.what());
+        out_.input_errors.push_back(label + ": " + clean_text(err.what(), 300));
+      }
+    }
+    if (files == 0) out_.input_errors.push_back(label + ": no files to analyse");
   }
 
   void run() {
@@ -181,23 +225,25 @@ class Diagnosis {
     for (const auto& p : in_.logs) {
       const std::string name = p == "-" ? "stdin" : p;
       if (p != "-" && is_dir(p)) {
-        analyse_dir(p, p);
+        analyse_dir(p, p, true);
         continue;
       }
       analyse(p, name, p == "-" ? "stdin" : "file: " + p, log_opt);
     }
     if (!in_.bundle.empty()) {
       if (is_dir(in_.bundle)) {
-        analyse_dir(in_.bundle, in_.bundle);
+        analyse_dir(in_.bundle, in_.bundle, false);
       } else {
         std::string why;
         const auto tmp = make_temp_dir(in_.tmp_dir, &why);
         if (!tmp) {
           out_.input_errors.push_back("cannot create a temporary directory to unpack " + in_.bundle + ": " + why);
         } else {
-          const std::string err = extract_archive(in_.bundle, tmp->path());
+          ExtractLimits limits;
+          limits.input = input_limits(InputKind::kArchive, in_.input);
+          const std::string err = extract_archive(in_.bundle, tmp->path(), limits);
           if (!err.empty()) out_.input_errors.push_back(in_.bundle + ": " + err);
-          analyse_dir(tmp->path(), in_.bundle);
+          analyse_dir(tmp->path(), in_.bundle, false);
           keep_error(tmp->remove());
         }
       }
@@ -220,7 +266,7 @@ class Diagnosis {
         co.envp = in_.envp;
         co.now = now_;
         collect_artifacts(co, tmp->path());
-        analyse_dir(tmp->path(), "live system");
+        analyse_dir(tmp->path(), "live system", false);
         keep_error(tmp->remove());
       }
     }
@@ -289,7 +335,8 @@ class Diagnosis {
   DiagOutcome out_;  // before rules_: loading site rules records input errors
   const Playbook& pb_;
   RuleSet rules_;
-  RuleEngine engine_;
+  std::unique_ptr<RuleEngine> own_engine_;  // unless the caller lends compiled rules (fuzzing)
+  RuleEngine& engine_;
   double now_ = 0;
   std::string instance_, manifest_time_;
   Json sources_ = Json::array();

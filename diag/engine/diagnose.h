@@ -12,9 +12,12 @@
 
 #include "collector.h"
 #include "nodeprobe/fs_root.h"
+#include "nodeprobe/input.h"
 #include "nodeprobe/report.h"
 
 namespace nodeprobe::diag {
+
+class RuleEngine;
 
 struct DiagInputs {
   std::vector<std::string> logs;     ///< files to analyse ("-" = stdin); gzip is read directly
@@ -36,6 +39,8 @@ struct DiagInputs {
   const char* const* envp = nullptr; ///< live: environment for the allowlist
   std::string tmp_dir;               ///< scratch space ("" = $TMPDIR or /tmp)
   double now = 0;                    ///< epoch seconds (0: the clock)
+  InputOverrides input;              ///< --max-input-size / --read-timeout for logs and bundles
+  RuleEngine* engine = nullptr;      ///< compiled rules to reuse (fuzzing); nullptr: compile them
 };
 
 /// How the diagnosis went, besides the findings it wrote into the report.

@@ -15,4 +15,17 @@ void fuzz_analyze(const std::uint8_t* data, std::size_t size);
 /// manifest parsed when present, names checked.
 void fuzz_bundle(const std::uint8_t* data, std::size_t size);
 
+/// Bytes as one report, or two separated by a NUL byte (before, after):
+/// loading (bounded JSON, redaction), every renderer (text, Markdown, HTML
+/// with charts), the exporters and compare with its renderers. Aborts when
+/// a report it loaded does not load again after being written (round trip).
+void fuzz_report(const std::uint8_t* data, std::size_t size);
+
+/// Bytes as a directory tree (fuzz_dir_tree records: files, directories,
+/// symbolic links, FIFOs, hard links) made in a fresh temporary directory
+/// and diagnosed as an extracted bundle. A canary file outside the bundle,
+/// reachable only through a link, must never reach the report: the target
+/// aborts if it does.
+void fuzz_bundle_dir(const std::uint8_t* data, std::size_t size);
+
 }  // namespace nodeprobe::diag

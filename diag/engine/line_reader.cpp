@@ -6,7 +6,11 @@
 
 namespace nodeprobe::diag {
 
-LineBlockReader::LineBlockReader(const std::string& path) : src_(path) { eof_ = !src_.error().empty(); }
+LineBlockReader::LineBlockReader(const std::string& path, const InputLimits& limits) : src_(path, limits) {
+  eof_ = !src_.error().empty();
+}
+
+LineBlockReader::LineBlockReader(InputFile file) : src_(std::move(file)) {}
 
 LineBlockReader::LineBlockReader(std::string_view memory, std::string name) : src_(memory, std::move(name)) {}
 

@@ -20,8 +20,11 @@ class LineBlockReader {
   static constexpr std::size_t kMaxLine = 1u << 20;  ///< longer lines are cut here
   static constexpr std::size_t kHead = 64u << 10;    ///< bytes kept for kind detection
 
-  /// Reads `path` ("-" = stdin). Open errors show in error(); next() is then false.
-  explicit LineBlockReader(const std::string& path);
+  /// Reads `path` ("-" = stdin) typed and bounded (nodeprobe/input.h). Open
+  /// errors show in error(); next() is then false.
+  explicit LineBlockReader(const std::string& path, const InputLimits& limits = input_limits(InputKind::kLog));
+  /// Reads an input the caller opened (a bundle's file, opened beneath its directory).
+  explicit LineBlockReader(InputFile file);
   /// Reads from memory (tests, fuzzing); `name` is used in messages.
   LineBlockReader(std::string_view memory, std::string name);
   LineBlockReader(const LineBlockReader&) = delete;

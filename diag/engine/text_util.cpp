@@ -266,53 +266,6 @@ std::string clean_text(std::string_view s, std::size_t max_bytes) {
   return out;
 }
 
-std::string redact_secrets(std::string_view s) {
-  static const char* kKeys[] = {"password", "passwd", "secret", "token", "api_key", "apikey",
-                                "access_key", "private_key", "credential"};
-  std::string out(s);
-  if (out.find("PRIVATE KEY") != std::string::npos) return "<redacted: private key material>";
-  // AWS access key ids: AKIA/ASIA + 16 upper-case letters or digits.
-  for (std::size_t p = 0; (p = out.find("A", p)) != std::string::npos; ++p) {
-    if (p + 20 > out.size()) break;
-    if ((out.compare(p, 4, "AKIA") == 0 || out.compare(p, 4, "ASIA") == 0)) {
-      bool all = true;
-      for (std::size_t k = 4; k < 20; ++k) {
-        const char c = out[p + k];
-        if (!(std::isupper(static_cast<unsigned char>(c)) || is_digit(c))) all = false;
-      }
-      if (all) out.replace(p, 20, "<redacted>");
-    }
-  }
-  std::string lower(out.size(), ' ');
-  for (std::size_t i = 0; i < out.size(); ++i)
-    lower[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[i])));
-  for (const char* key : kKeys) {
-    const std::size_t klen = std::strlen(key);
-    for (std::size_t p = 0; (p = lower.find(key, p)) != std::string::npos; p += klen) {
-      std::size_t q = p + klen;
-      if (q < out.size() && (out[q] == '"' || out[q] == '\'')) ++q;
-      while (q < out.size() && out[q] == ' ') ++q;
-      if (q >= out.size() || (out[q] != '=' && out[q] != ':')) continue;
-      ++q;
-      while (q < out.size() && (out[q] == ' ' || out[q] == '"' || out[q] == '\'')) ++q;
-      std::size_t e = q;
-      while (e < out.size() && out[e] != ' ' && out[e] != '"' && out[e] != '\'' && out[e] != ',' &&
-             out[e] != ';' && out[e] != '&')
-        ++e;
-      if (e == q) continue;
-      out.replace(q, e - q, "<redacted>");
-      lower.replace(q, e - q, "<redacted>");
-    }
-  }
-  const std::size_t b = lower.find("authorization: bearer ");
-  if (b != std::string::npos) {
-    const std::size_t q = b + 22;
-    std::size_t e = q;
-    while (e < out.size() && out[e] != ' ') ++e;
-    out.replace(q, e - q, "<redacted>");
-  }
-  return out;
-}
 
 std::optional<double> parse_line_time(std::string_view s, const TimeContext& ctx) {
   std::size_t pos = 0;

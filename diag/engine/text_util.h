@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "nodeprobe/redact.h"
+
 namespace nodeprobe::diag {
 
 /// Valid UTF-8 (invalid sequences become U+FFFD, control bytes other than
@@ -17,9 +19,8 @@ std::size_t count_newlines(std::string_view s);
 
 std::string clean_text(std::string_view s, std::size_t max_bytes = 400);
 
-/// Replaces values that look like secrets (AWS keys, "password=...",
-/// "token: ...", bearer tokens, private key blocks) with "<redacted>".
-std::string redact_secrets(std::string_view s);
+/// The one secret redaction (nodeprobe/redact.h), shared with reports and bundles.
+using nodeprobe::redact_secrets;
 
 /// Context for timestamps without a year or zone (syslog "Nov 29 16:39:36",
 /// glog "E1123 12:34:56.789"): the year is the one that puts the time at or

@@ -10,6 +10,7 @@
 
 #include "inventory.h"
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/json_input.h"
 #include "nodeprobe/probe.h"
 #include "nodeprobe/render_text.h"
 #include "nodeprobe/share_dir.h"
@@ -97,9 +98,9 @@ std::string num_unit(double v, const std::string& unit) {
 Expectations parse_expectations(const std::string& text, const std::string& origin) {
   Json j;
   try {
-    j = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ExpectationsError(origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+    j = parse_json_text(text, origin);
+  } catch (const InputError& e) {
+    throw ExpectationsError(e.what());
   }
   only_keys(j, {"schema", "description", "rules", "instance_types"}, origin);
   if (str(j, "schema", origin, true) != "nodeprobe.instance_types/1")
@@ -145,13 +146,13 @@ const Expectations& builtin_expectations() {
   return e;
 }
 
-Expectations load_expectations(const std::string& path) {
+Expectations load_expectations(const std::string& path, const InputOverrides& limits) {
   if (path.empty()) return builtin_expectations();
-  std::ifstream in(path);
-  if (!in) throw ExpectationsError(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_expectations(ss.str(), path);
+  try {  // typed and bounded: /dev/zero or a FIFO is refused, a huge file stops at the cap
+    return parse_expectations(read_input(path, input_limits(InputKind::kConfig, limits)), path);
+  } catch (const InputError& e) {
+    throw ExpectationsError(e.what());
+  }
 }
 
 std::optional<double> rule_value(const Report& r, const ExpectRule& rule, std::size_t* matched,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nodeprobe/fs_root.h"
+#include "nodeprobe/input.h"
 #include "nodeprobe/metric_select.h"
 #include "nodeprobe/report.h"
 
@@ -59,8 +60,9 @@ Expectations parse_expectations(const std::string& text, const std::string& orig
 /// The data file built into this binary.
 const Expectations& builtin_expectations();
 
-/// Loads FILE, or the built-in data when `path` is empty.
-Expectations load_expectations(const std::string& path);
+/// Loads FILE (typed and bounded: nodeprobe/input.h), or the built-in data
+/// when `path` is empty.
+Expectations load_expectations(const std::string& path, const InputOverrides& limits = {});
 
 /// The rule's number in `r`: matching metrics grouped by `group_by`, reduced
 /// `within` each group and `across` groups (from the metric's descriptor

@@ -1,10 +1,12 @@
 #include "inventory.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -93,24 +95,55 @@ std::vector<MountEntry> parse_mounts(const std::string& text) {
   return out;
 }
 
-std::string choose_data_dir(const std::vector<MountEntry>& mounts, const FreeBytesFn& free_bytes,
-                            const std::string& fallback) {
+std::string fs_type_of(const std::vector<MountEntry>& mounts, const std::string& dir) {
+  std::string type;
+  std::size_t best = 0;
+  for (const auto& m : mounts) {
+    const bool covers = m.dir == "/" || dir == m.dir || dir.rfind(m.dir + "/", 0) == 0;
+    if (covers && m.dir.size() >= best) best = m.dir.size(), type = m.type;  // later mounts hide earlier ones
+  }
+  return type;
+}
+
+DataDirChoice choose_data_dir(const std::vector<MountEntry>& mounts, const FreeBytesFn& free_bytes,
+                              const std::string& tmp) {
   static const std::set<std::string> kLocal = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "jfs"};
-  std::string best;
+  static const std::set<std::string> kMemory = {"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"};
+  // System places: a dataset there fills the system volume or lands in a
+  // bind mount of it (/run/netns in containers; files such as /etc/hosts).
+  static const char* kSystem[] = {"/boot", "/efi", "/etc", "/usr", "/proc", "/sys", "/dev", "/run", "/var/run", "/snap"};
+  auto system_place = [](const std::string& d) {
+    for (const char* p : kSystem)
+      if (d == p || d.rfind(std::string(p) + "/", 0) == 0) return true;
+    return false;
+  };
+  std::string best, best_type;
   double best_free = 0;
   for (const auto& m : mounts) {
-    if (!kLocal.count(m.type) || m.dir == "/" || m.dir.rfind("/boot", 0) == 0 ||
-        m.dir.rfind("/efi", 0) == 0 || m.dir.rfind("/proc", 0) == 0 || m.dir.rfind("/sys", 0) == 0)
-      continue;
-    const auto opts = "," + m.options + ",";
-    if (opts.find(",ro,") != std::string::npos) continue;
-    const auto f = free_bytes(m.dir);
-    if (f && *f > best_free) best = m.dir, best_free = *f;
+    if (!kLocal.count(m.type) || m.dir == "/" || system_place(m.dir)) continue;
+    if (("," + m.options + ",").find(",ro,") != std::string::npos) continue;
+    const auto f = free_bytes(m.dir);  // nullopt: a file bind-mounted, or not writable
+    if (f && *f > best_free) best = m.dir, best_type = m.type, best_free = *f;
   }
-  return best.empty() ? fallback : best;
+  char gb[32];
+  if (!best.empty()) {
+    std::snprintf(gb, sizeof gb, "%.0f", best_free / 1e9);
+    return {best, "the writable local filesystem with the most free space (" + best_type + ", " + gb + " GB free)"};
+  }
+  const std::string tmp_type = fs_type_of(mounts, tmp);
+  if (!kMemory.count(tmp_type))
+    return {tmp, "no separate local data filesystem; " + tmp + " is on " + (tmp_type.empty() ? "disk" : tmp_type)};
+  const std::string var_tmp = "/var/tmp";
+  const std::string var_type = fs_type_of(mounts, var_tmp);
+  if (!kMemory.count(var_type) && free_bytes(var_tmp))
+    return {var_tmp, "no separate local data filesystem and " + tmp + " is " + tmp_type + " (memory); " + var_tmp +
+                         " is on " + (var_type.empty() ? "disk" : var_type)};
+  return {tmp, tmp + " is " + tmp_type + " (memory-backed: IO numbers are memory speed); give --data-dir DIR on a disk"};
 }
 
 std::optional<double> live_free_bytes(const std::string& dir) {
+  struct stat sb {};
+  if (::stat(dir.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode)) return std::nullopt;  // /etc/hosts is a mount point too
   struct statvfs st {};
   if (::statvfs(dir.c_str(), &st) != 0 || ::access(dir.c_str(), W_OK) != 0) return std::nullopt;
   return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);

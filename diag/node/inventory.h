@@ -43,15 +43,29 @@ struct MountEntry {
 /// Parses /proc/self/mounts text (octal escapes such as \040 decoded).
 std::vector<MountEntry> parse_mounts(const std::string& text);
 
-/// Free bytes of a writable directory, or nullopt.
+/// Free bytes of a writable directory, or nullopt (not a directory, not writable).
 using FreeBytesFn = std::function<std::optional<double>(const std::string& dir)>;
 
-/// The largest writable local (block-device) filesystem other than "/" and
-/// /boot, else `fallback`.
-std::string choose_data_dir(const std::vector<MountEntry>& mounts, const FreeBytesFn& free_bytes,
-                            const std::string& fallback = "/tmp");
+/// Where accept's IO dataset goes, and why there (for the report and the text).
+struct DataDirChoice {
+  std::string dir;
+  std::string why;
+};
 
-/// statvfs + access(W_OK) on the live system.
+/// A real data filesystem for accept's IO dataset: the writable local
+/// (block-device) filesystem with the most free space, never "/" (the
+/// system volume), /boot, /etc (Docker bind-mounts files there), /usr, nor
+/// anything under /proc, /sys, /dev or /run (/run/netns is a bind mount of
+/// the root volume in containers), never a mount point that is a file, never
+/// a memory-backed one (tmpfs, ramfs). Without one: `tmp` when it is on
+/// disk, else /var/tmp, else `tmp` with a reason saying it is in memory.
+DataDirChoice choose_data_dir(const std::vector<MountEntry>& mounts, const FreeBytesFn& free_bytes,
+                              const std::string& tmp = "/tmp");
+
+/// The filesystem type of the mount holding `dir` (longest mount-point prefix), or "".
+std::string fs_type_of(const std::vector<MountEntry>& mounts, const std::string& dir);
+
+/// statvfs + access(W_OK) of a directory (nullopt for anything else) on the live system.
 std::optional<double> live_free_bytes(const std::string& dir);
 
 }  // namespace nodeprobe::diag

@@ -14,6 +14,8 @@
 #include "expectations.h"
 #include "inventory.h"
 #include "nodeprobe/emit.h"
+#include "nodeprobe/cli_checks.h"
+#include "nodeprobe/finding_ids.h"
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/mpirun.h"
@@ -168,18 +170,21 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->add_option("--profile", opt.profile, "quick (15 s without GPU, 60 s with) or full (10 min)")
       ->check(CLI::IsMember({"quick", "full"}));
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
-  sub->add_option("--data-dir", opt.data_dir, "Directory for the IO probe's temporary dataset")
+  sub->add_option("--data-dir", opt.data_dir,
+                  "Directory for the IO probe's temporary dataset (default: the writable local filesystem with "
+                  "the most free space, never /, /etc, /proc, /sys, /dev, /run or tmpfs; the report says which)")
       ->check(CLI::ExistingDirectory);
   sub->add_option("--only", opt.only, "Run only these probes (comma-separated names or prefixes)")
       ->delimiter(',');
   sub->add_option("--expectations", opt.expectations, "Instance-type expectations file (replaces the built-in one)")
       ->check(CLI::ExistingFile);
   sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(finite_range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
   sub->add_option("--since", opt.since, "Log events older than this (30m, 2h, 1d) are info with their age (default: since boot)")
       ->type_name("DURATION")
       ->check([](const std::string& v) { return parse_duration(v) ? std::string() : "not a duration (use 30m, 2h, 1d)"; });
+  add_input_flags(*sub, opt.input);
   return sub;
 }
 
@@ -195,7 +200,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   install_stop_handlers({kTool, common.timeout_s, kAcceptGrace_s});
   Expectations expectations;
   try {
-    expectations = load_expectations(opt.expectations);
+    expectations = load_expectations(opt.expectations, opt.input);
   } catch (const ExpectationsError& e) {
     std::cerr << kTool << ": " << e.what() << "\n";
     return exit_code::kError;
@@ -248,11 +253,16 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     std::cerr << kTool << ": " << e.what() << "\n";
     return exit_code::kError;
   }
-  std::string data_dir = opt.data_dir;
-  if (data_dir.empty())
-    data_dir = fs.is_live() ? choose_data_dir(parse_mounts(fs.read("/proc/self/mounts").value_or("")),
-                                              live_free_bytes, temp_parent())
-                            : temp_parent();
+  DataDirChoice data{opt.data_dir, "given with --data-dir"};
+  if (data.dir.empty())
+    data = fs.is_live() ? choose_data_dir(parse_mounts(fs.read("/proc/self/mounts").value_or("")), live_free_bytes,
+                                          temp_parent())
+                        : DataDirChoice{temp_parent(), "--sysroot given: the live mounts are not this system's"};
+  const std::string& data_dir = data.dir;
+  if (!opt.common.quiet && std::any_of(plan.begin(), plan.end(), [](const PlannedProbe& p) {
+        return p.needs_dataset && p.skip_reason.empty();
+      }))
+    text << "IO dataset in " << data_dir << ": " << data.why << "\n";
   std::unique_ptr<OwnedTempDir> dataset;  // created on first use, removed at the end (accept made it)
   std::vector<Finding> raised;  // findings the probes and the diagnosis raised themselves
 
@@ -341,6 +351,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   // run, not settings of the node: data, so compare does not show them.
   expect.data["budget_s"] = budget;
   expect.data["data_dir"] = data_dir;
+  expect.data["data_dir_reason"] = data.why;
   report.probes.push_back(std::move(expect));
 
   const StopCause stopped = begin_final_write();

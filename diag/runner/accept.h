@@ -14,6 +14,7 @@ class App;
 }  // namespace CLI
 
 #include "nodeprobe/probe_main.h"
+#include "nodeprobe/input.h"
 #include "runner.h"
 
 namespace nodeprobe::diag {
@@ -30,6 +31,7 @@ struct AcceptOptions {
   double budget_s = 0;            ///< --budget: total seconds (0: the profile's budget)
   bool no_imds = false;           ///< never ask the instance metadata service
   std::string since;              ///< events older than this (30m, 2h, 1d) are info; "" = since boot
+  InputOverrides input;           ///< --max-input-size, --read-timeout (--expectations)
 };
 
 /// Work the lead wires in from other components (kept out of the options).

@@ -9,6 +9,7 @@
 
 #include "accept.h"
 #include "collector.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/safe_remove.h"
 #include "nodeprobe/status.h"
@@ -34,10 +35,11 @@ CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt) {
       ->type_name("RUN.json")
       ->check(CLI::ExistingFile);
   sub->add_option("--command-timeout", opt.command_timeout_s, "Deadline of each helper command, seconds")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(finite_range(1.0, 600.0));
   sub->add_option("--timeout", opt.timeout_s,
                   "Deadline for the whole collection in seconds (0 = none); what was collected is bundled, exit 124")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_range(0, 1e7));
+  add_input_flags(*sub, opt.input);
   sub->add_flag("--no-limits", opt.no_limits, "Do not run nodeprobe-limits");
   sub->add_flag("-q,--quiet", opt.quiet, "No summary");
   return sub;
@@ -61,6 +63,7 @@ int run_collect(const CollectCmdOptions& opt) {
   co.runner = &runner;
   co.command_timeout_s = opt.command_timeout_s;
   co.report_path = opt.report;
+  co.input = opt.input;
   co.envp = environ;
   if (!opt.no_limits) {
     const std::string exe = probe_dir() + "nodeprobe-limits";

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "nodeprobe/input.h"
+
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
 namespace CLI {
@@ -23,6 +25,7 @@ struct CollectCmdOptions {
   double timeout_s = 0;  ///< --timeout: the whole collection (what was collected is still bundled)
   bool no_limits = false;
   bool quiet = false;
+  InputOverrides input;  ///< --max-input-size, --read-timeout (for --report)
 };
 
 CLI::App* setup_collect(CLI::App& app, CollectCmdOptions& opt);

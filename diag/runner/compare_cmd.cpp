@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/compare.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_compare.h"
@@ -20,13 +21,15 @@ CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt) {
   CLI::App* sub = app.add_subcommand("compare", "Did my tuning help? Compare two reports, noise-aware");
   sub->add_option("BEFORE", opt.before, "Report before the change")->required();
   sub->add_option("AFTER", opt.after, "Report after the change")->required();
-  // Range checks let NaN through (every comparison with NaN is false): the
-  // threshold is checked by check_options in run_compare instead.
+  // finite_range refuses NaN and infinities at parse time (before the missing
+  // BEFORE/AFTER is noticed); check_options stays for callers of the library.
   sub->add_option("--threshold", opt.threshold_pct,
-                  "Smallest change in % that counts (default 5); worse/better also need the spreads to separate");
+                  "Smallest change in % that counts (default 5); worse/better also need the spreads to separate")
+      ->check(finite_range(0.0, 1e6));
   sub->add_option("--format", opt.format, "text, md, json or html")
       ->check(CLI::IsMember({"text", "md", "json", "html"}));
   sub->add_option("--out", opt.out, "Write to FILE instead of stdout");
+  add_input_flags(*sub, opt.input);
   return sub;
 }
 
@@ -43,8 +46,8 @@ int run_compare(const CompareCmdOptions& opt) {
   }
   Report before, after;
   try {
-    before = load_report(opt.before);
-    after = load_report(opt.after);
+    before = load_report(opt.before, opt.input);
+    after = load_report(opt.after, opt.input);
   } catch (const ReportError& e) {
     std::cerr << "nodeprobe compare: " << e.what() << "\n";
     return exit_code::kError;

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "nodeprobe/input.h"
+
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
 namespace CLI {
@@ -17,6 +19,7 @@ struct CompareCmdOptions {
   double threshold_pct = 5;
   std::string format = "text";  ///< text | md | json | html
   std::string out;              ///< file instead of stdout
+  InputOverrides input;         ///< --max-input-size, --read-timeout
 };
 
 CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt);

@@ -9,6 +9,7 @@
 #include "diagnose.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/emit.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
@@ -89,8 +90,9 @@ CLI::App* setup_diag(CLI::App& app, DiagOptions& opt) {
       ->type_name("FILE");
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
   sub->add_option("--command-timeout", opt.command_timeout_s, "Deadline of each helper command (nvidia-smi, journalctl...), seconds")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(finite_range(1.0, 600.0));
   sub->add_flag("--no-limits", opt.no_limits, "Live: do not run nodeprobe-limits");
+  add_input_flags(*sub, opt.input);
   return sub;
 }
 
@@ -114,6 +116,7 @@ int run_diag(const DiagOptions& opt, int argc, char** argv) {
   in.live = opt.live || (opt.logs.empty() && opt.bundle.empty());
   in.expect = opt.expect;
   in.command_timeout_s = opt.command_timeout_s;
+  in.input = opt.input;
   in.envp = environ;
   if (in.live && !opt.no_limits) {
     const std::string exe = probe_dir() + "nodeprobe-limits";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nodeprobe/probe_main.h"
+#include "nodeprobe/input.h"
 
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
@@ -30,6 +31,7 @@ struct DiagOptions {
   std::string expect;
   double command_timeout_s = 15;
   bool no_limits = false;
+  InputOverrides input;  ///< --max-input-size, --read-timeout
 };
 
 CLI::App* setup_diag(CLI::App& app, DiagOptions& opt);

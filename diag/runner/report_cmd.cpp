@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/compare.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_compare.h"
@@ -28,8 +29,10 @@ CLI::App* setup_report(CLI::App& app, ReportCmdOptions& opt) {
       ->check(CLI::IsMember({"text", "md", "json"}))
       ->each([&opt](const std::string&) { opt.format_given = true; });
   // Checked by check_options in run_report: a Range check lets NaN through.
-  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)");
+  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)")
+      ->check(finite_range(0.0, 1e6));
   sub->add_flag("-v,--verbose", opt.verbose, "Text: every check and metric");
+  add_input_flags(*sub, opt.input);
   return sub;
 }
 
@@ -46,8 +49,8 @@ int run_report(const ReportCmdOptions& opt) {
   }
   Report run, base;
   try {
-    run = load_report(opt.run);
-    if (!opt.compare.empty()) base = load_report(opt.compare);
+    run = load_report(opt.run, opt.input);
+    if (!opt.compare.empty()) base = load_report(opt.compare, opt.input);
   } catch (const ReportError& e) {
     std::cerr << "nodeprobe report: " << e.what() << "\n";
     return exit_code::kError;

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "nodeprobe/input.h"
+
 // CLI11 is heavy: headers only name CLI::App; the .cpp that builds the
 // command line includes <CLI/CLI.hpp>.
 namespace CLI {
@@ -21,6 +23,7 @@ struct ReportCmdOptions {
   bool format_given = false;
   double threshold_pct = 5;
   bool verbose = false;
+  InputOverrides input;  ///< --max-input-size, --read-timeout
 };
 
 CLI::App* setup_report(CLI::App& app, ReportCmdOptions& opt);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "nodeprobe/exporters.h"
+#include "nodeprobe/report_json.h"
 
 namespace nodeprobe {
 namespace {
@@ -228,9 +229,11 @@ std::string to_junit(const Report& r, const std::string& suite_name) {
   return out.str();
 }
 
-std::vector<std::pair<std::string, std::string>> export_documents(const Report& r,
+std::vector<std::pair<std::string, std::string>> export_documents(const Report& report,
                                                                  const ExportPaths& paths) {
   std::vector<std::pair<std::string, std::string>> out;
+  if (!paths.any()) return out;
+  const Report r = redact_report(report);  // exports carry no secret either
   if (!paths.prometheus.empty()) out.emplace_back(paths.prometheus, to_prometheus(r));
   if (!paths.emf.empty()) out.emplace_back(paths.emf, to_cloudwatch_emf(r));
   if (!paths.junit.empty()) out.emplace_back(paths.junit, to_junit(r, r.tool.name.empty() ? "nodeprobe" : r.tool.name));

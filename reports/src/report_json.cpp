@@ -1,13 +1,11 @@
 #include "nodeprobe/report_json.h"
 
+#include "nodeprobe/json_input.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <limits>
-#include <sstream>
 
 namespace nodeprobe {
 namespace {
@@ -329,6 +327,7 @@ void to_json(Json& j, const Report& v) {
            {"host", v.host},     {"probes", v.probes},     {"findings", v.findings},
            {"verdict", to_string(v.verdict)}};
   if (!v.action.empty()) j["action"] = v.action;
+  redact_report_json(j);  // no report leaves the process with a secret in it
 }
 void from_json(const Json& j, Report& v) {
   v.schema = j.at("schema").get<std::string>();
@@ -344,9 +343,9 @@ void from_json(const Json& j, Report& v) {
 Report parse_report(const std::string& text, const std::string& origin) {
   Json j;
   try {
-    j = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ReportError(origin + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+    j = parse_json_text(text, origin);
+  } catch (const InputError& e) {
+    throw ReportError(e.what());
   }
   if (!j.is_object()) throw ReportError(origin + ": not a nodeprobe report (top level is not an object)");
   auto it = j.find("schema");
@@ -363,6 +362,7 @@ Report parse_report(const std::string& text, const std::string& origin) {
   if (major_n == 0)
     throw ReportError(origin + ": report schema " + schema + " is not supported; this build reads nodeprobe.report/" +
                       std::to_string(kReportSchemaOldestMajor) + " to " + kReportSchema);
+  redact_report_json(j);
   try {
     return j.get<Report>();
   } catch (const nlohmann::json::exception& e) {
@@ -370,17 +370,12 @@ Report parse_report(const std::string& text, const std::string& origin) {
   }
 }
 
-Report load_report(const std::string& path) {
+Report load_report(const std::string& path, const InputOverrides& limits) {
   std::string text;
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ReportError(path + ": cannot open: " + std::strerror(errno));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw ReportError(path + ": read error");
-    text = ss.str();
+  try {
+    text = read_input(path, input_limits(InputKind::kReport, limits));
+  } catch (const InputError& e) {
+    throw ReportError(e.what());
   }
   if (text.empty()) throw ReportError((path == "-" ? "stdin" : path) + ": empty file");
   return parse_report(text, path == "-" ? "stdin" : path);

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "axis.h"
 #include "nodeprobe/exporters.h"
 #include "nodeprobe/render_text.h"
 
@@ -17,26 +18,10 @@ constexpr double kLeft = 70, kRight = 190, kTop = 36, kBottom = 56;
 constexpr double kPlotW = kW - kLeft - kRight, kPlotH = kH - kTop - kBottom;
 
 std::string num(double v) {
+  if (!std::isfinite(v)) v = 0;  // coordinates come from axis_fraction: finite; belt and braces
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
   return buf;
-}
-
-/// "Nice" linear ticks from 0 (or min) to at least max.
-std::vector<double> nice_ticks(double lo, double hi, int target = 5) {
-  if (!(hi > lo)) hi = lo + 1;
-  const double raw = (hi - lo) / target;
-  const double mag = std::pow(10, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
-  std::vector<double> t;
-  for (double v = std::floor(lo / step) * step; v <= hi + step * 0.999 && t.size() < 20; v += step)
-    t.push_back(v);
-  return t;
 }
 
 std::string svg_open(const std::string& title, double h = kH) {
@@ -93,7 +78,7 @@ std::string legend(const std::vector<std::pair<std::string, std::pair<int, bool>
 std::string y_axis(const std::vector<double>& ticks, double y0, double y1, const std::string& label) {
   std::ostringstream o;
   for (double t : ticks) {
-    const double y = kTop + kPlotH - (t - y0) / (y1 - y0) * kPlotH;
+    const double y = kTop + kPlotH - axis_fraction(t, y0, y1) * kPlotH;
     o << "<line x1=\"" << kLeft << "\" y1=\"" << num(y) << "\" x2=\"" << kLeft + kPlotW << "\" y2=\""
       << num(y) << "\" class=\"grid\"/>"
       << "<text x=\"" << kLeft - 6 << "\" y=\"" << num(y + 4) << "\" class=\"tk\" text-anchor=\"end\">"
@@ -152,19 +137,21 @@ std::string line_chart(const LineChart& c) {
   auto fx = [&](double x) {
     double a = c.log2_x ? std::log2(xmin) : xmin, b = c.log2_x ? std::log2(xmax) : xmax;
     double v = c.log2_x ? std::log2(x) : x;
-    if (b == a) return kLeft + kPlotW / 2;
-    return kLeft + (v - a) / (b - a) * kPlotW;
+    return kLeft + axis_fraction(v, a, b) * kPlotW;
   };
-  const auto yt = nice_ticks(ymin, ymax > ymin ? ymax : ymin + 1);
-  const double y0 = yt.front(), y1 = yt.back();
-  auto fy = [&](double y) { return kTop + kPlotH - (y - y0) / (y1 - y0) * kPlotH; };
+  const Axis yaxis = nice_axis(ymin, ymax);
+  const auto& yt = yaxis.ticks;
+  const double y0 = yaxis.lo, y1 = yaxis.hi;
+  auto fy = [&](double y) { return kTop + kPlotH - axis_fraction(y, y0, y1) * kPlotH; };
 
   std::ostringstream o;
   o << svg_open(c.title) << y_axis(yt, y0, y1, c.y_label + (c.y_unit.empty() ? "" : " (" + c.y_unit + ")"));
   // x ticks
   std::vector<double> xt;
   if (c.log2_x) {
-    const int e0 = static_cast<int>(std::floor(std::log2(xmin))), e1 = static_cast<int>(std::ceil(std::log2(xmax)));
+    // log2 of a finite positive double is within -1075 .. 1024; 2^1024 is not a double.
+    const int e0 = static_cast<int>(std::floor(std::log2(xmin)));
+    const int e1 = std::min(1023, static_cast<int>(std::ceil(std::log2(xmax))));
     const int step = std::max(1, (e1 - e0 + 7) / 8);
     for (int e = e0; e <= e1; e += step)
       if (std::pow(2.0, e) >= xmin * 0.999 && std::pow(2.0, e) <= xmax * 1.001) xt.push_back(std::pow(2.0, e));
@@ -173,7 +160,7 @@ std::string line_chart(const LineChart& c) {
     bool whole = true;
     for (const auto& s : c.series)
       for (const auto& [x, y] : s.points) whole = whole && std::isfinite(x) && x == std::floor(x);
-    for (double t : nice_ticks(xmin, xmax, 6)) {
+    for (double t : nice_axis(xmin, xmax, 6).ticks) {
       if (whole) {  // the ticks are sums of steps: 2.0000000000000004 is the tick 2
         if (std::fabs(t - std::round(t)) > 1e-9) continue;
         t = std::round(t);
@@ -227,9 +214,10 @@ std::string bar_chart(const BarChart& c) {
     nbars = std::max(nbars, g.bars.size());
   }
   if (c.groups.empty() || nbars == 0) return {};
-  const auto yt = nice_ticks(0, ymax > 0 ? ymax : 1);
-  const double y1 = yt.back();
-  auto fy = [&](double y) { return kTop + kPlotH - y / y1 * kPlotH; };
+  const Axis yaxis = nice_axis(0, ymax > 0 ? ymax : 1);
+  const auto& yt = yaxis.ticks;
+  const double y1 = yaxis.hi;
+  auto fy = [&](double y) { return kTop + kPlotH - axis_fraction(y, 0, y1) * kPlotH; };
   std::ostringstream o;
   o << svg_open(c.title) << y_axis(yt, 0, y1, c.y_label + (c.y_unit.empty() ? "" : " (" + c.y_unit + ")"));
   const double ngroups = static_cast<double>(c.groups.size());

@@ -89,6 +89,10 @@ TEST(AcceptRun, QuickProfileOnThisCpuOnlyMachine) {
   EXPECT_FALSE(limits->checks.empty());
   ASSERT_TRUE(probe(run.report, "expect"));
   EXPECT_EQ(probe(run.report, "expect")->status, Status::kSkip);
+  // Where the IO dataset went, and why, in the report and the text.
+  EXPECT_EQ(probe(run.report, "expect")->data.value("data_dir", ""), tmp.path());
+  EXPECT_EQ(probe(run.report, "expect")->data.value("data_dir_reason", ""), "given with --data-dir");
+  EXPECT_NE(run.r.out.find("IO dataset in " + tmp.path() + ": given with --data-dir"), std::string::npos) << run.r.out;
   // The verdict table, without progress control characters on a pipe.
   EXPECT_NE(run.r.out.find("verdict: "), std::string::npos);
   EXPECT_NE(run.r.out.find("probe "), std::string::npos);

@@ -15,6 +15,7 @@ namespace {
 
 using nodeprobe::testing::TempDir;
 using nodeprobe::testing::write_file;
+using nodeprobe::testing::read_file;
 
 Metric m(const std::string& name, double v, Labels labels) {
   return Metric{name, v, "", Better::kHigher, std::move(labels), std::nullopt};
@@ -216,11 +217,69 @@ TEST(Inventory, DataDirIsTheLargestWritableLocalNonRootFilesystem) {
   const auto free = [](const std::string& d) -> std::optional<double> {
     if (d == "/data") return 100e9;
     if (d == "/mnt/scratch space") return 500e9;
-    if (d == "/ro" || d == "/" || d == "/boot") return 900e9;
+    if (d == "/ro" || d == "/" || d == "/boot" || d == "/tmp" || d == "/var/tmp") return 900e9;
     return std::nullopt;
   };
-  EXPECT_EQ(choose_data_dir(mounts, free), "/mnt/scratch space");
-  EXPECT_EQ(choose_data_dir(parse_mounts("/dev/sda1 / ext4 rw 0 0\n"), free), "/tmp");
+  const DataDirChoice c = choose_data_dir(mounts, free);
+  EXPECT_EQ(c.dir, "/mnt/scratch space");
+  EXPECT_NE(c.why.find("ext4, 500 GB free"), std::string::npos) << c.why;
+  EXPECT_EQ(choose_data_dir(parse_mounts("/dev/sda1 / ext4 rw 0 0\n"), free).dir, "/tmp");
+}
+
+// Issue 14: in a container /run/netns is a bind mount of the root volume and
+// /etc/hosts a file bind-mounted from it; accept put its dataset in
+// /run/netns, and "Not a directory" on /etc/hosts ended it with exit 2.
+TEST(Inventory, DataDirIsNeverASystemPlaceAFileOrMemory) {
+  const auto mounts = parse_mounts(
+      "proc /proc proc rw,relatime 0 0\n"
+      "devtmpfs /dev devtmpfs rw 0 0\n"
+      "tmpfs /dev/shm tmpfs rw 0 0\n"
+      "/dev/vda / ext4 rw,relatime 0 0\n"
+      "/dev/vda /etc/hosts ext4 rw,relatime 0 0\n"
+      "/dev/vda /etc/resolv.conf ext4 rw,relatime 0 0\n"
+      "/dev/vda /run/netns ext4 rw,relatime 0 0\n"
+      "/dev/vda /sys/fs/bpf ext4 rw 0 0\n"
+      "/dev/vda /usr/local/share ext4 rw 0 0\n");
+  // The live probe answers for directories only: the files get nullopt.
+  const auto free = [](const std::string& d) -> std::optional<double> {
+    if (d == "/etc/hosts" || d == "/etc/resolv.conf") return std::nullopt;
+    return 80e9;
+  };
+  const DataDirChoice c = choose_data_dir(mounts, free, "/tmp");
+  EXPECT_EQ(c.dir, "/tmp") << c.why;
+  EXPECT_NE(c.why.find("/tmp is on ext4"), std::string::npos) << c.why;
+  // A data volume mounted into the container is chosen.
+  auto with_data = mounts;
+  with_data.push_back({"/dev/vdb", "/scratch", "xfs", "rw"});
+  EXPECT_EQ(choose_data_dir(with_data, free, "/tmp").dir, "/scratch");
+  // /tmp in memory: /var/tmp on disk instead; both in memory: /tmp with the reason.
+  auto tmpfs_tmp = mounts;
+  tmpfs_tmp.push_back({"tmpfs", "/tmp", "tmpfs", "rw"});
+  EXPECT_EQ(choose_data_dir(tmpfs_tmp, free, "/tmp").dir, "/var/tmp");
+  tmpfs_tmp.push_back({"tmpfs", "/var/tmp", "tmpfs", "rw"});
+  const DataDirChoice mem = choose_data_dir(tmpfs_tmp, free, "/tmp");
+  EXPECT_EQ(mem.dir, "/tmp");
+  EXPECT_NE(mem.why.find("memory"), std::string::npos) << mem.why;
+  EXPECT_NE(mem.why.find("--data-dir"), std::string::npos) << mem.why;
+}
+
+// This machine's own mounts (a container here: /run/netns and /etc/hosts
+// are bind mounts of the root volume): a directory, never a system place.
+TEST(Inventory, LiveChoiceIsARealDirectoryOutsideSystemPlaces) {
+  const std::string mounts = read_file("/proc/self/mounts");
+  const DataDirChoice c = choose_data_dir(parse_mounts(mounts), live_free_bytes, "/tmp");
+  EXPECT_TRUE(std::filesystem::is_directory(c.dir)) << c.dir;
+  for (const char* p : {"/proc", "/sys", "/dev", "/run", "/etc", "/boot"})
+    EXPECT_NE(c.dir.rfind(p, 0), 0u) << c.dir << ": " << c.why;
+  EXPECT_FALSE(c.why.empty());
+}
+
+// The live probe itself refuses a file that is a mount point.
+TEST(Inventory, LiveFreeBytesIsForDirectoriesOnly) {
+  TempDir d;
+  write_file(d.file("f"), "x");
+  EXPECT_FALSE(live_free_bytes(d.file("f")));
+  EXPECT_TRUE(live_free_bytes(d.path()));
 }
 
 }  // namespace

@@ -28,25 +28,21 @@ std::string bytes(const std::string& path) {
   return ss.str();
 }
 
-TEST(Regressions, AnalyzeTarget) {
-  const auto files = inputs("analyze");
+// Every input kept for `target` through its entry point.
+void replay(const std::string& target, void (*entry)(const std::uint8_t*, std::size_t)) {
+  const auto files = inputs(target);
   EXPECT_FALSE(files.empty());
   for (const auto& f : files) {
     SCOPED_TRACE(f);
     const std::string b = bytes(f);
-    fuzz_analyze(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
+    entry(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
   }
 }
 
-TEST(Regressions, BundleTarget) {
-  const auto files = inputs("bundle");
-  EXPECT_FALSE(files.empty());
-  for (const auto& f : files) {
-    SCOPED_TRACE(f);
-    const std::string b = bytes(f);
-    fuzz_bundle(reinterpret_cast<const std::uint8_t*>(b.data()), b.size());
-  }
-}
+TEST(Regressions, AnalyzeTarget) { replay("analyze", fuzz_analyze); }
+TEST(Regressions, BundleTarget) { replay("bundle", fuzz_bundle); }
+TEST(Regressions, ReportTarget) { replay("report", fuzz_report); }
+TEST(Regressions, BundleDirTarget) { replay("bundle_dir", fuzz_bundle_dir); }
 
 }  // namespace
 }  // namespace nodeprobe::diag

@@ -1,5 +1,7 @@
 #include "nodeprobe/host_facts.h"
 
+#include "nodeprobe/redact.h"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -46,7 +48,7 @@ bool env_name_allowed(const std::string& name) {
   const std::string u = upper(name);
   for (const char* secret : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL"})
     if (u.find(secret) != std::string::npos) return false;
-  return true;
+  return !secret_name(name);  // UCX_AUTH, FI_..._SIG: the one rule set of redact.h
 }
 
 std::map<std::string, std::string> allowlisted_env(const char* const* envp) {
@@ -56,7 +58,7 @@ std::map<std::string, std::string> allowlisted_env(const char* const* envp) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     std::string name = kv.substr(0, eq);
-    if (env_name_allowed(name)) out[name] = kv.substr(eq + 1);
+    if (env_name_allowed(name)) out[name] = redact_secrets(kv.substr(eq + 1));  // ...?token=X in a path
   }
   return out;
 }

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/host_facts.h"
@@ -26,7 +27,7 @@ void add_report_flags(CLI::App& app, CommonOptions& opt) {
       ->type_name("PATH|-");
   app.add_option("--timeout", opt.timeout_s,
                  "Deadline for the whole run in seconds (0 = none); what finished is reported, exit 124")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_range(0, 1e7));
   app.add_flag("-v,--verbose", opt.verbose, "Print details while running");
   app.add_option("--label", opt.label, "Free-text label stored in the report");
   app.add_flag("-q,--quiet", opt.quiet, "No text summary");
@@ -52,6 +53,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
     write_bash_completion(app, completion, std::cout);
     return 0;
   }
+  guard_numeric_options(app);  // no NaN or infinity reaches a program through a flag
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "nodeprobe/input.h"
 #include "nodeprobe/report.h"
 
 namespace nodeprobe {
@@ -36,11 +37,23 @@ class ReportError : public std::runtime_error {
 };
 
 /// Parses report JSON text. `origin` names the input in messages. Throws
-/// ReportError on malformed JSON, a foreign document or another schema major.
+/// ReportError on malformed or too deeply nested JSON, a foreign document or
+/// another schema major. Secrets in it are redacted (redact_report_json).
 Report parse_report(const std::string& text, const std::string& origin);
 
-/// Reads and parses a report file ("-" reads stdin).
-Report load_report(const std::string& path);
+/// Reads and parses a report file ("-" reads stdin) through the bounded
+/// input (nodeprobe/input.h: a regular file or a pipe, at most 64 MiB unless
+/// `limits` raise it, a read deadline on pipes). Throws ReportError.
+Report load_report(const std::string& path, const InputOverrides& limits = {});
+
+/// Applies the one secret redaction (nodeprobe/redact.h) to every string of
+/// a report document: argv flag values, values under secret-named keys
+/// (env, config, facts) and secrets inside any text (evidence, reasons).
+/// Every report serialised (to_json) or parsed (parse_report) goes through it.
+void redact_report_json(Json& doc);
+
+/// A copy of `r` with the same redaction (for exporters and renderers).
+Report redact_report(const Report& r);
 
 /// Serialises with 2-space indentation and a trailing newline.
 std::string dump_report(const Report& r);

@@ -14,10 +14,12 @@ inline constexpr const char* kEnvAllowPrefixes[] = {"NCCL_", "FI_",   "CUDA_", "
                                                    "PMIX_", "UCX_", "OMP_"};
 
 /// True when `name` has an allowlisted prefix and does not look like a secret
-/// (TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL anywhere in the name).
+/// (TOKEN, SECRET, PASSWORD, KEY, CREDENTIAL anywhere in the name, or any
+/// name redact.h's secret_name() knows, such as UCX_AUTH).
 bool env_name_allowed(const std::string& name);
 
-/// Filters NAME=VALUE entries (as in environ) to the allowlist.
+/// Filters NAME=VALUE entries (as in environ) to the allowlist; values go
+/// through redact_secrets (a token in a URL or a path's query).
 std::map<std::string, std::string> allowlisted_env(const char* const* envp);
 
 /// Hostname, kernel, OS release, CPU model and count, memory, instance type
