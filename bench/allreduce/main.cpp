@@ -8,6 +8,7 @@
 
 #include "driver.h"
 #include "launcher.h"
+#include "nodeprobe/mpirun.h"
 #include "options.h"
 
 int main(int argc, char** argv) {

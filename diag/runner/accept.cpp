@@ -207,8 +207,9 @@ std::string probe_dir() {
 
 CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   CLI::App* sub = app.add_subcommand("accept", "Is this node fit to train? Run every probe, judge, report");
-  sub->add_option("--profile", opt.profile, "quick (15 s without GPU, 60 s with) or full (10 min)")
-      ->check(CLI::IsMember({"quick", "full"}));
+  sub->add_option("--profile", opt.profile,
+                  "quick (15 s without GPU, 60 s with), full (10 min) or health (Slurm health check: hard budget, 10 s)")
+      ->check(CLI::IsMember({"quick", "full", "health"}));
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
   sub->add_option("--label", opt.label, "Free-text label stored in the report");
   sub->add_option("--json", opt.json_out, "Write the JSON report to PATH ('-' = stdout only)")
@@ -224,6 +225,8 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->add_option("--budget", opt.budget_s, "Total time budget in seconds (default: the profile's)")
       ->check(CLI::Range(1.0, 86400.0));
   sub->add_flag("--no-imds", opt.no_imds, "Never ask the EC2 instance metadata service");
+  sub->add_option("--drain-reason-file", opt.drain_reason_file,
+                  "health: write the drain reason line here (empty when the node is fine)");
   sub->add_option("--prometheus", opt.exports.prometheus, "Also write a node_exporter textfile (*.prom)");
   sub->add_option("--cloudwatch-emf", opt.exports.emf, "Also write CloudWatch EMF JSON lines");
   sub->add_option("--junit", opt.exports.junit, "Also write JUnit XML");
@@ -338,6 +341,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
       }
     }
     progress.begin(i, plan.size(), name, p.estimate_s);
+    if (hooks.on_step) hooks.on_step(name);
     const double t0 = clock.now_s();
     auto results = run_entry(p, deadline, ctx.bin_dir, work, dataset, clock, report.host, raised);
     Status shown = Status::kSkip;
@@ -384,6 +388,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   report.probes.push_back(std::move(expect));
 
   finalize(report, std::move(raised));
+  if (hooks.on_report) hooks.on_report(report);
   int rc = g_interrupted ? exit_code::kInterrupted : exit_code_for(report.verdict);
   try {
     if (!opt.json_out.empty()) write_file_atomic(opt.json_out, dump_report(report));

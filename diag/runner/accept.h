@@ -19,7 +19,7 @@ class App;
 namespace nodeprobe::diag {
 
 struct AcceptOptions {
-  std::string profile = "quick";  ///< quick | full
+  std::string profile = "quick";  ///< quick | full | health (Slurm: a hard budget, only quick checks)
   std::string expect;             ///< instance type to judge against (e.g. p4d.24xlarge)
   std::string label;
   std::string json_out;
@@ -33,6 +33,7 @@ struct AcceptOptions {
   bool verbose = false;
   bool quiet = false;
   ExportPaths exports;            ///< --prometheus, --cloudwatch-emf, --junit
+  std::string drain_reason_file;  ///< health: one line for `scontrol ... reason=` when the node should be drained
 };
 
 /// Work the lead wires in from other components (kept out of the options).
@@ -49,6 +50,10 @@ struct AcceptHooks {
   /// this build has none. Its findings are added to the report. `budget_left_s`
   /// bounds the commands it may spawn.
   std::function<Diagnosis(const Report&, double budget_left_s)> diagnose;
+  /// Called as each plan entry starts (health mode names what hung).
+  std::function<void(const std::string& step)> on_step;
+  /// Called with the finished report before it is written.
+  std::function<void(const Report&)> on_report;
 };
 
 /// Argument tail of one invocation of a probe executable, per profile.
@@ -95,7 +100,7 @@ struct PlannedProbe {
 /// The plan for `opt` on a machine described by `ctx` (--only applied).
 std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx);
 
-/// Total budget of a profile: quick 60 s with a GPU, 15 s without; full 600 s.
+/// Total budget of a profile: quick 60 s with a GPU, 15 s without; full 600 s; health 10 s.
 double accept_budget_s(const std::string& profile, bool gpu_present);
 
 /// Registers the subcommand.

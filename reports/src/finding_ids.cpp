@@ -43,6 +43,8 @@ const std::vector<FindingKind>& finding_vocabulary() {
       {"host.oom", "Host ran out of memory (kernel OOM killer)", Severity::kError},
       {"efa.mr_registration", "EFA memory registration failed", Severity::kError},
       {"gpu.ecc", "GPU memory ECC errors or pending page retirement", Severity::kWarn},
+      // Added by nodeprobe fleet (issue 16): a node, GPU or link far below the fleet's median.
+      {"fleet.outlier", "Node, GPU or link far below the rest of the fleet", Severity::kWarn},
   };
   return v;
 }

@@ -287,7 +287,7 @@ Report parse_report(const std::string& text, const std::string& origin) {
   }
 }
 
-Report load_report(const std::string& path) {
+std::string read_report_text(const std::string& path) {
   std::string text;
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
@@ -300,7 +300,11 @@ Report load_report(const std::string& path) {
     text = ss.str();
   }
   if (text.empty()) throw ReportError((path == "-" ? "stdin" : path) + ": empty file");
-  return parse_report(text, path == "-" ? "stdin" : path);
+  return text;
+}
+
+Report load_report(const std::string& path) {
+  return parse_report(read_report_text(path), path == "-" ? "stdin" : path);
 }
 
 std::string dump_report(const Report& r) {

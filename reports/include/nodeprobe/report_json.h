@@ -39,6 +39,10 @@ class ReportError : public std::runtime_error {
 /// ReportError on malformed JSON, a foreign document or another schema major.
 Report parse_report(const std::string& text, const std::string& origin);
 
+/// The whole text of a report file ("-" reads stdin). Throws ReportError
+/// (cannot open, read error, empty) naming the file.
+std::string read_report_text(const std::string& path);
+
 /// Reads and parses a report file ("-" reads stdin).
 Report load_report(const std::string& path);
 
