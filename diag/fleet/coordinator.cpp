@@ -97,6 +97,7 @@ long Coordinator::send(int rank, Json cmd) {
   cmd["t"] = "cmd";
   cmd["id"] = id;
   Peer& p = peers_[static_cast<std::size_t>(rank)];
+  p.pending = cmd.value("op", std::string("?"));
   if (!send_message(p.fd.get(), cmd, 5)) {
     lose(rank, Status::kTimeout, cmd.value("phase", "?"),
          "did not take a command for 5 s during " + cmd.value("phase", std::string("?")) + " (stopped or hung)");
@@ -119,7 +120,10 @@ void Coordinator::pump(int rank, const std::string& phase) {
       p.last_heard = steady_clock().now_s();
       const std::string t = m.value("t", "");
       if (t == "beat") p.doing = m.value("doing", p.doing);
-      else if (t == "reply") p.replies.push_back(std::move(m));
+      else if (t == "reply") {
+        p.pending.clear();
+        p.replies.push_back(std::move(m));
+      }
     }
   } catch (const std::exception& e) {
     lose(rank, Status::kError, phase, std::string("sent a malformed message: ") + e.what());
@@ -175,8 +179,9 @@ std::map<int, Json> Coordinator::wait(const std::map<int, long>& want, double de
       const Peer& p = peers_[static_cast<std::size_t>(r)];
       if (after - p.last_heard > stall_s_)
         lose(r, Status::kTimeout, phase,
-             "silent for " + secs(after - p.last_heard) + " during " + phase + " (" + p.doing +
-                 "): stopped or hung; --stall-timeout " + secs(stall_s_));
+             "silent for " + secs(after - p.last_heard) + " during " + phase + " (" +
+                 (p.pending.empty() ? p.doing : p.pending + " unanswered") + "): stopped or hung; --stall-timeout " +
+                 secs(stall_s_));
     }
     for (const auto& kv : want)
       if (!alive(kv.first) && on_lost && told.insert(kv.first).second) on_lost(kv.first);

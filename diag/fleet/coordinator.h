@@ -57,6 +57,7 @@ class Coordinator {
     FrameReader reader;
     double last_heard = 0;
     std::string doing = "starting";  // from its heartbeats
+    std::string pending;             // the command sent and not answered yet
     Json hello = Json::object();
     std::vector<Json> replies;
   };

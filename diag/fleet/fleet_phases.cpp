@@ -449,53 +449,71 @@ void phase_pairs(FleetContext& c) {
 void phase_ring(FleetContext& c) {
   const diag::FleetOptions& opt = *c.opt;
   const double t0 = now();
-  const auto live = c.co->alive_ranks();
+  const std::size_t bytes = diag::fleet_pair_bytes(opt);
+  // Two nodes are what the pairs measured (the same ring, every pair): their
+  // median is the 2-node point, so the ring grows from 4.
+  std::vector<double> pair_busbw;
+  for (const auto& p : c.report->pairs)
+    if (p.status == Status::kPass && p.busbw > 0) pair_busbw.push_back(p.busbw);
+  const int live = static_cast<int>(c.co->alive_ranks().size());
   std::vector<int> points;
-  for (int k = 2; k < static_cast<int>(live.size()); k *= 2) points.push_back(k);
-  if (live.size() >= 2) points.push_back(static_cast<int>(live.size()));
+  for (int k = pair_busbw.empty() ? 2 : 4; k < live; k *= 2) points.push_back(k);
+  if (live >= 2 && (pair_busbw.empty() || live >= 3)) points.push_back(live);
   const double point_s = opt.profile == "full" ? 300 : 60;
   begin_phase(c, "ring", point_s * static_cast<double>(points.size()));
-  if (live.size() < 2) {
+  c.timings.ring_first = pair_busbw.empty() ? 2 : 4;
+  double base = 0;
+  if (!pair_busbw.empty()) {
+    FleetRingPoint pt;
+    pt.nodes = 2;
+    pt.source = "pairs";
+    pt.bytes = static_cast<double>(bytes);
+    pt.stats = compute_stats(pair_busbw);
+    pt.busbw = base = pt.stats.median;
+    pt.time_s = pt.busbw > 0 ? static_cast<double>(bytes) / (pt.busbw * 1e9) : 0;
+    pt.retention = 1;
+    c.report->ring.push_back(pt);
+  }
+  if (live < 2) {
     end_phase(c, "ring", t0, Status::kSkip, "fewer than 2 nodes");
     return;
   }
-  const std::size_t bytes = diag::fleet_pair_bytes(opt);
-  double base = 0;
   int bad = 0;
   for (int k : points) {
-    if (c.deadline_s > 0 && now() >= c.deadline_s) {
-      c.out_of_time = true;
-      break;
-    }
-    std::vector<int> members;
-    for (int r : c.co->alive_ranks())
-      if (static_cast<int>(members.size()) < k) members.push_back(r);
     FleetRingPoint pt;
-    pt.nodes = k;
     pt.bytes = static_cast<double>(bytes);
-    if (static_cast<int>(members.size()) < k) {
-      pt.status = Status::kSkip;
-      pt.reason = "fewer than " + std::to_string(k) + " nodes left";
-      c.report->ring.push_back(pt);
-      continue;
+    // A member lost during the point: measure again over the nodes still there (once).
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (c.deadline_s > 0 && now() >= c.deadline_s) {
+        c.out_of_time = true;
+        break;
+      }
+      std::vector<int> members = c.co->alive_ranks();
+      if (static_cast<int>(members.size()) > k) members.resize(static_cast<std::size_t>(k));
+      if (members.size() < 2) break;
+      pt.nodes = static_cast<int>(members.size());
+      say(c, "ring: " + std::to_string(pt.nodes) + " nodes");
+      const std::size_t lost_before = c.co->lost().size();
+      const double p0 = now();
+      const auto o = run_groups(c, {members}, "ring", point_s).front();
+      c.timings.ring_point_s.push_back(now() - p0);
+      pt.status = o.status;
+      pt.reason = o.reason;
+      if (o.status == Status::kPass) {
+        pt.stats = compute_stats(busbw_samples(o.iter_s, bytes, pt.nodes));
+        pt.busbw = pt.stats.median;
+        std::vector<double> t = o.iter_s;
+        std::sort(t.begin(), t.end());
+        pt.time_s = t[t.size() / 2];
+        if (base == 0) base = pt.busbw;
+        pt.retention = base > 0 ? pt.busbw / base : 0;
+        break;
+      }
+      if (c.co->lost().size() == lost_before) break;  // not a lost member: measuring again would not help
     }
-    say(c, "ring: " + std::to_string(k) + " nodes");
-    const double p0 = now();
-    const auto o = run_groups(c, {members}, "ring", point_s).front();
-    c.timings.ring_point_s.push_back(now() - p0);
-    pt.status = o.status;
-    pt.reason = o.reason;
-    if (o.status == Status::kPass) {
-      pt.stats = compute_stats(busbw_samples(o.iter_s, bytes, k));
-      pt.busbw = pt.stats.median;
-      std::vector<double> t = o.iter_s;
-      std::sort(t.begin(), t.end());
-      pt.time_s = t[t.size() / 2];
-      if (k == 2 || base == 0) base = pt.busbw;
-      pt.retention = base > 0 ? pt.busbw / base : 0;
-    } else {
-      ++bad;
-    }
+    if (pt.nodes == 0) continue;
+    if (pt.status != Status::kPass) ++bad;
+    if (!c.report->ring.empty() && c.report->ring.back().nodes == pt.nodes) continue;  // the nodes left made it a repeat
     c.report->ring.push_back(pt);
   }
   end_phase(c, "ring", t0, bad ? Status::kTimeout : Status::kPass, bad ? std::to_string(bad) + " point(s) failed" : "");

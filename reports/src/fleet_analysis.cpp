@@ -199,7 +199,9 @@ void judge_local_metrics(FleetReport& r, const std::vector<const Report*>& repor
       x.fleet_median = s.median;
       x.ratio = s.median != 0 ? e.value / s.median : 0;
       x.reason = id + " " + format_number(e.value) + " " + units[id] + ": " + why;
-      x.action = e.gpu.empty() ? "reboot" : "reset-gpu";
+      // A GPU below its siblings: reset it (clocks, throttling); the rest is configuration until shown otherwise.
+      const bool gpu_metric = !e.gpu.empty() || probe_matches(id.substr(0, id.find('/')), "gemm");
+      x.action = !e.gpu.empty() ? "reset-gpu" : gpu_metric ? "reboot" : "tune";
       found.push_back(std::move(x));
     }
     // Every GPU of a host slow alike points at the host (power, cooling, clocks, PCIe).
@@ -394,12 +396,15 @@ void judge_fleet(FleetReport& r, const std::vector<const Report*>& node_reports,
     }
     n.verdict = aggregate(st);
     n.action = action;
-    if (n.reason.empty())
-      for (const auto& f : n.findings)
-        if (f.severity != Severity::kInfo) {
-          n.reason = f.id + ": " + f.title;
-          break;
-        }
+    // The first problem people read: the one behind the node's action, errors first.
+    const FleetFinding* first = nullptr;
+    for (const auto& f : n.findings) {
+      if (f.severity == Severity::kInfo) continue;
+      if (!first || fleet_action_rank(f.action) > fleet_action_rank(first->action) ||
+          (f.action == first->action && f.severity == Severity::kError && first->severity != Severity::kError))
+        first = &f;
+    }
+    if (n.reason.empty() && first) n.reason = first->id + ": " + first->title;
     if (action_drains(n.action)) {
       std::string why;
       for (const auto& f : n.findings)
@@ -425,10 +430,10 @@ void judge_fleet(FleetReport& r, const std::vector<const Report*>& node_reports,
 
 Json fleet_time_model(const FleetTimings& t, const std::vector<int>& sizes) {
   auto rounds = [](int n) { return n < 2 ? 0 : (n % 2 ? n : n - 1); };
-  auto ring_points = [](int n) {
+  auto ring_points = [&t](int n) {
     int k = 0;
-    for (int m = 2; m < n; m *= 2) ++k;
-    return n >= 2 ? k + 1 : 0;
+    for (int m = t.ring_first; m < n; m *= 2) ++k;
+    return n >= std::min(3, t.ring_first) ? k + 1 : 0;
   };
   auto batches = [](int n) { return n < 2 ? 0 : (n - 2) / 64 + 1; };
   const double round = median_of(t.round_s);

@@ -82,7 +82,7 @@ Json fleet_to_json(const FleetReport& r) {
   j["pairs"] = pairs;
   Json ring = Json::array();
   for (const auto& p : r.ring) {
-    Json pj{{"nodes", p.nodes}, {"bytes", p.bytes}, {"status", to_string(p.status)}, {"time_s", number(p.time_s)},
+    Json pj{{"nodes", p.nodes}, {"source", p.source}, {"bytes", p.bytes}, {"status", to_string(p.status)}, {"time_s", number(p.time_s)},
             {"busbw", number(p.busbw)}, {"retention", number(p.retention)}};
     if (p.stats.n > 0) pj["stats"] = p.stats;
     if (!p.reason.empty()) pj["reason"] = p.reason;
@@ -165,6 +165,7 @@ FleetReport fleet_from_json(const Json& j, const std::string& origin) {
     for (const auto& p : arr(j, "ring")) {
       FleetRingPoint x;
       x.nodes = p.value("nodes", 0);
+      x.source = p.value("source", "ring");
       x.bytes = num(p, "bytes");
       x.status = status_from_string(str(p, "status"));
       x.reason = str(p, "reason");

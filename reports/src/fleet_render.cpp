@@ -91,7 +91,13 @@ void render_fleet_text(const FleetReport& r, std::ostream& o, std::size_t slowes
   o << "\noutliers";
   if (r.outliers.empty()) o << ": none";
   o << "\n";
-  for (const auto& x : r.outliers) o << "  " << outlier_line(x) << "\n";
+  // Up to three per node and kind in text (a noisy disk can fill a screen); the report has all.
+  std::map<std::string, int> shown;
+  for (const auto& x : r.outliers) {
+    const int k = ++shown[x.kind + " " + x.host];
+    if (k <= 3) o << "  " << outlier_line(x) << "\n";
+    if (k == 4) o << "  " << x.kind << " " << x.host << ": more in the report\n";
+  }
   const auto pairs = by_busbw(r);
   if (!r.pairs.empty()) {
     o << "\nslowest pairs (" << pairs.size() << " measured of " << r.pairs.size() << "):\n";
@@ -108,9 +114,9 @@ void render_fleet_text(const FleetReport& r, std::ostream& o, std::size_t slowes
   if (!r.ring.empty()) {
     o << "\nring allreduce:";
     for (const auto& p : r.ring) {
-      o << " " << p.nodes << " nodes ";
+      o << " " << p.nodes << " nodes " << (p.source == "pairs" ? "(median pair) " : "");
       if (p.status == Status::kPass)
-        o << format_number(p.busbw) << " GB/s" << (p.nodes > 2 ? " (" + fixed(p.retention, 2) + " of 2 nodes)" : "");
+        o << format_number(p.busbw) << " GB/s" << (p.nodes > 2 ? " (" + fixed(p.retention, 2) + " x 2 nodes)" : "");
       else
         o << to_string(p.status);
       o << (&p == &r.ring.back() ? "" : ";");
@@ -228,7 +234,7 @@ void render_fleet_html(const FleetReport& r, std::ostream& o) {
   o << "<h2 id=\"ring\">Ring allreduce</h2>";
   if (r.ring.empty()) o << "<p class=\"muted\">Not measured.</p>";
   else {
-    o << "<table><thead><tr><th>nodes</th><th>status</th><th>bytes</th><th>time (s)</th><th>busbw (GB/s)</th>"
+    o << "<table><thead><tr><th>nodes</th><th>source</th><th>status</th><th>bytes</th><th>time (s)</th><th>busbw (GB/s)</th>"
          "<th>of 2 nodes</th><th>reason</th></tr></thead><tbody>";
     svg::LineChart lc;
     lc.title = "Ring allreduce bus bandwidth by node count";
@@ -238,7 +244,8 @@ void render_fleet_html(const FleetReport& r, std::ostream& o) {
     svg::Series s;
     s.name = "busbw";
     for (const auto& p : r.ring) {
-      o << "<tr><td class=\"num\">" << p.nodes << "</td><td>" << badge(p.status) << "</td><td class=\"num\">"
+      o << "<tr><td class=\"num\">" << p.nodes << "</td><td>" << esc(p.source == "pairs" ? "median pair" : "ring")
+        << "</td><td>" << badge(p.status) << "</td><td class=\"num\">"
         << esc(svg::bytes_label(p.bytes)) << "</td><td class=\"num\">" << esc(format_number(p.time_s))
         << "</td><td class=\"num\">" << esc(format_number(p.busbw)) << "</td><td class=\"num\">"
         << esc(fixed(p.retention, 2)) << "</td><td>" << esc(p.reason) << "</td></tr>";

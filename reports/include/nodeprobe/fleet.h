@@ -74,6 +74,7 @@ struct FleetPhase {
 /// A ring allreduce over the first `nodes` nodes (scaling points; the last is all of them).
 struct FleetRingPoint {
   int nodes = 0;
+  std::string source = "ring";  ///< ring: measured over the first `nodes` nodes; pairs: the median pair (2 nodes)
   double bytes = 0;
   Status status = Status::kPass;
   std::string reason;

@@ -62,13 +62,14 @@ struct FleetTimings {
   std::vector<double> round_s;      ///< each pairwise round
   int repeats = 1;                  ///< schedule repeats (--pairs exhaustive)
   std::vector<double> ring_point_s; ///< each ring scaling point
+  int ring_first = 4;               ///< smallest ring measured (2 when no pairs gave the 2-node point)
 };
 
 /// The run-time model: the measured phases and, for each of `sizes`, the
 /// predicted total and per phase. local and startup stay as measured (every
 /// node at once); mesh grows with the peers each node connects to (64 at a
 /// time); pairs cost rounds(N) = N-1 (N even) or N (odd) times the median
-/// round; the ring runs one point per power of two up to N, each as long as
+/// round; the ring runs one point per power of two from ring_first up to N, each as long as
 /// the median measured point (bandwidth-bound: the ring's time hardly depends on N).
 Json fleet_time_model(const FleetTimings& t, const std::vector<int>& sizes = {16, 64, 256});
 
