@@ -98,16 +98,20 @@ long Coordinator::send(int rank, Json cmd) {
   cmd["id"] = id;
   Peer& p = peers_[static_cast<std::size_t>(rank)];
   p.pending = cmd.value("op", std::string("?"));
-  if (!send_message(p.fd.get(), cmd, 5)) {
-    lose(rank, Status::kTimeout, cmd.value("phase", "?"),
-         "did not take a command for 5 s during " + cmd.value("phase", std::string("?")) + " (stopped or hung)");
-    return -1;
-  }
-  return id;
+  return deliver(rank, cmd, 5, cmd.value("phase", std::string("?")), "a command") ? id : -1;
 }
 
-bool Coordinator::notify(int rank, const Json& msg) {
-  return alive(rank) && send_message(peers_[static_cast<std::size_t>(rank)].fd.get(), msg, 1);
+bool Coordinator::deliver(int rank, const Json& msg, double wait_s, const std::string& phase, const std::string& what) {
+  if (send_message(peers_[static_cast<std::size_t>(rank)].fd.get(), msg, wait_s)) return true;
+  pump(rank, phase);  // a connection that closed is named as such
+  if (alive(rank))
+    lose(rank, Status::kTimeout, phase,
+         "did not take " + what + " for " + secs(wait_s) + " during " + phase + " (stopped or hung)");
+  return false;
+}
+
+bool Coordinator::notify(int rank, const Json& msg, const std::string& phase) {
+  return alive(rank) && deliver(rank, msg, 1, phase, "a cancel");
 }
 
 void Coordinator::pump(int rank, const std::string& phase) {
@@ -160,8 +164,7 @@ std::map<int, Json> Coordinator::wait(const std::map<int, long>& want, double de
       // Lets the ranks tell a stopped rank 0 from a busy one.
       last_beat_out_ = now;
       for (int r = 0; r < n_; ++r)
-        if (alive(r) && !send_message(peers_[static_cast<std::size_t>(r)].fd.get(), Json{{"t", "beat"}}, 0.2))
-          lose(r, Status::kTimeout, phase, "did not take a heartbeat for 0.2 s during " + phase + " (stopped or hung)");
+        if (alive(r)) deliver(r, Json{{"t", "beat"}}, 0.2, phase, "a heartbeat");
     }
     std::vector<pollfd> fds;
     std::vector<int> who;

@@ -41,7 +41,7 @@ class Coordinator {
   /// Sends a command (its "id" is assigned); returns the id, or -1 when the rank is lost.
   long send(int rank, Json cmd);
   /// Sends a message that needs no reply (cancel); false when the rank is lost.
-  bool notify(int rank, const Json& msg);
+  bool notify(int rank, const Json& msg, const std::string& phase);
   /// Waits for the replies to `want` (rank -> id) until all came, `deadline_s`
   /// (steady clock) passed or the run was cancelled. Ranks lost meanwhile are
   /// marked lost in `phase` and `on_lost` is called for each (to cancel their groups).
@@ -62,6 +62,8 @@ class Coordinator {
     std::vector<Json> replies;
   };
   void lose(int rank, Status s, const std::string& phase, const std::string& reason);
+  /// Sends `msg`; a rank that does not take it is lost (error when its connection closed).
+  bool deliver(int rank, const Json& msg, double wait_s, const std::string& phase, const std::string& what);
   void pump(int rank, const std::string& phase);
 
   int n_;

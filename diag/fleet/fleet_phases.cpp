@@ -155,7 +155,7 @@ std::vector<GroupOutcome> run_groups(FleetContext& c, const std::vector<std::vec
     auto it = group_of.find(r);
     if (it == group_of.end()) return;
     for (int m : groups[it->second])
-      if (m != r) c.co->notify(m, {{"t", "cancel"}, {"gid", gid[it->second]}});
+      if (m != r) c.co->notify(m, {{"t", "cancel"}, {"gid", gid[it->second]}}, phase);
   };
   auto ran = c.co->wait(want, now() + run_s + kReplySlack, phase, on_lost);
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -258,8 +258,7 @@ void phase_local(FleetContext& c) {
     if (!opt.node_json_dir.empty()) cmd["json"] = opt.node_json_dir + "/" + host_of(c, r) + ".json";
     want[r] = c.co->send(r, cmd);
   }
-  auto replies = c.co->wait(want, deadline + kReplySlack, "local",
-                            [&](int r) { c.co->notify(r, {{"t", "cancel"}, {"gid", -1}, {"local", true}}); });
+  auto replies = c.co->wait(want, deadline + kReplySlack, "local");
   int failed = 0;
   for (int r : c.co->alive_ranks()) {
     FleetNode& n = c.report->nodes[static_cast<std::size_t>(r)];

@@ -172,6 +172,11 @@ int run_health(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   for (int i = 0; i < 20 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) ::usleep(10000);
 
   std::string problem;  // why there is no answer from the checks
+  if (!done && child_exit_seen) {
+    // Bad input or a report that could not be written: the child said why on
+    // stderr; its exit code stands, and that is no reason to drain.
+    return child_rc == exit_code::kOk || child_rc == exit_code::kFail ? exit_code::kError : child_rc;
+  }
   if (!done) {
     if (timed_out) {
       drain = true;
