@@ -1,60 +1,118 @@
 #!/usr/bin/env bash
-# GPU check: on a machine with NVIDIA GPUs, build with the device tests, run
-# them, run nodeprobe-gemm (full profile) on every GPU, and compare its GEMM
-# timing with a plain cuBLAS loop -- all in one call. Writes
-#   reports/examples/<gpu>.json             the nodeprobe-gemm report
-#   reports/examples/<gpu>-vs-cublas.txt    nodeprobe vs cuBLAS, with ratios
-# where <gpu> is the first GPU's name ("nvidia-h100-80gb-hbm3").
+# GPU check: on a machine with NVIDIA GPUs, build (scripts/setup.sh) and run
+# every GPU check in one call (estimated 6-8 minutes on one H200 with 16 cores,
+# build included; not measured yet):
+#   1. the device tests (ctest -L device: every verification, the training
+#      loop, the nccl backend over the local GPUs);
+#   2. nodeprobe-gemm --profile full on every GPU;
+#   3. the nccl backend with 1 GPU and with all GPUs (and, with 2 GPUs or
+#      more, one GPU per rank through CUDA_VISIBLE_DEVICES), data checked at
+#      every size up to 1 GiB;
+#   4. nodeprobe-io's pinned staging (--pin cuda: cudaHostAlloc and real
+#      host-to-device copies);
+#   5. nodeprobe's GEMM timing vs a plain cuBLAS loop.
+# Writes, where <gpu> is the first GPU's name ("nvidia-h200"):
+#   reports/examples/<gpu>.json               nodeprobe-gemm (full profile)
+#   reports/examples/<gpu>-nccl-1gpu.json     nccl backend, one rank
+#   reports/examples/<gpu>-nccl-<N>gpu.json   nccl backend, every GPU (N > 1)
+#   reports/examples/<gpu>-nccl-<N>gpu-cvd.json  the same, one GPU visible per rank
+#   reports/examples/<gpu>-io-pinned.json     nodeprobe-io read --pin cuda
+#   reports/examples/<gpu>-vs-cublas.txt      nodeprobe vs cuBLAS, with ratios
 #
-#   scripts/gpu-check.sh [--build-dir DIR] [--profile quick|full]
+#   scripts/gpu-check.sh [--build-dir DIR] [--profile quick|full] [--no-deps]
 # Exit: 0 all passed, 1 a check or test failed, 77 no GPU here, 2 build error.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="$here/build-gpu"
 profile=full
+deps=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build_dir=$(realpath -m "$2"); shift ;;
     --profile) profile="$2"; shift ;;
-    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-deps) deps=0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown option '$1' (see --help)" >&2; exit 64 ;;
   esac
   shift
 done
 
-log() { printf '==> %s\n' "$*" >&2; }
+log() { printf '==> [%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu-check.sh: no GPU here (nvidia-smi -L failed); nothing to check" >&2
   exit 77
 fi
 nvidia-smi -L >&2
+ngpus=$(nvidia-smi -L | grep -c '^GPU ')
 
 log "build with device tests ($build_dir)"
-"$here/scripts/setup.sh" --no-run --werror --build-dir "$build_dir" \
-  --cmake-arg -DNODEPROBE_DEVICE_TESTS=ON || exit 2
+setup_args=(--no-run --werror --build-dir "$build_dir" --cmake-arg -DNODEPROBE_DEVICE_TESTS=ON)
+[[ $deps -eq 1 ]] || setup_args+=(--no-deps)
+"$here/scripts/setup.sh" "${setup_args[@]}" || exit 2
 # The build's compiler, CMake (ctest) and MPI launcher (RHEL: not on PATH).
 # shellcheck disable=SC1091
 . "$build_dir/nodeprobe-env.sh"
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1 | tr '[:upper:]' '[:lower:]' |
   sed -e 's/[^a-z0-9.]\{1,\}/-/g' -e 's/^-//' -e 's/-$//')
-out_dir="$here/reports/examples"
-mkdir -p "$out_dir"
+out="$here/reports/examples"
+mkdir -p "$out"
+label="scripts/gpu-check.sh $(date -u +%Y-%m-%d)"
+bin="$build_dir/bin"
 rc=0
+# Runs a check; a non-zero exit (other than 77, "not applicable") marks the run failed.
+check() {
+  local name=$1
+  shift
+  log "$name"
+  set +e
+  "$@"
+  local r=$?
+  set -e
+  if [[ $r -ne 0 && $r -ne 77 ]]; then
+    log "$name: exit $r"
+    rc=1
+  fi
+}
 
-log "device tests"
-ctest --test-dir "$build_dir" -L device --output-on-failure --timeout 1200 || rc=1
+check "device tests" ctest --test-dir "$build_dir" -L device --output-on-failure --timeout 900
 
-log "nodeprobe-gemm --profile $profile -> $out_dir/$gpu.json"
-set +e
-"$build_dir/bin/nodeprobe-gemm" --profile "$profile" --json "$out_dir/$gpu.json" \
-  --label "scripts/gpu-check.sh $(date -u +%Y-%m-%d)" --verbose
-gemm_rc=$?
-set -e
-[[ $gemm_rc -eq 0 ]] || { log "nodeprobe-gemm exited $gemm_rc"; rc=1; }
+check "nodeprobe-gemm --profile $profile -> $out/$gpu.json" \
+  "$bin/nodeprobe-gemm" --profile "$profile" --json "$out/$gpu.json" --label "$label"
 
-log "nodeprobe vs plain cuBLAS -> $out_dir/$gpu-vs-cublas.txt"
-"$here/bench/gemm/compare_cublas.sh" "$build_dir" --size 8192 | tee "$out_dir/$gpu-vs-cublas.txt" || rc=1
+if [[ -x $bin/nodeprobe-allreduce ]]; then
+  # nccl-tests' sweep shape; -c 1 checks the data at every size, 1 GiB included.
+  sweep=(--backend nccl -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 --timeout 300)
+  check "nccl backend, 1 GPU -> $out/$gpu-nccl-1gpu.json" \
+    "$bin/nodeprobe-allreduce" --np 1 "${sweep[@]}" --json "$out/$gpu-nccl-1gpu.json" --label "$label"
+  if [[ $ngpus -gt 1 ]]; then
+    check "nccl backend, $ngpus GPUs -> $out/$gpu-nccl-${ngpus}gpu.json" \
+      "$bin/nodeprobe-allreduce" --np "$ngpus" "${sweep[@]}" --json "$out/$gpu-nccl-${ngpus}gpu.json" \
+      --label "$label"
+    # What Slurm --gpus-per-task=1 does: each rank sees only its own GPU.
+    mpirun_args=(-np "$ngpus" --bind-to none)
+    [[ $(id -u) -eq 0 ]] && mpirun_args+=(--allow-run-as-root)
+    mpirun=${NODEPROBE_MPIRUN:-mpirun}
+    # shellcheck disable=SC2016  # expanded by each rank's shell, not here
+    own_gpu='CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK exec "$0" "$@"'
+    check "nccl backend, one GPU visible per rank -> $out/$gpu-nccl-${ngpus}gpu-cvd.json" \
+      "$mpirun" "${mpirun_args[@]}" bash -c "$own_gpu" "$bin/nodeprobe-allreduce" "${sweep[@]}" --json "$out/$gpu-nccl-${ngpus}gpu-cvd.json" --label "$label"
+  else
+    log "one GPU: the all-GPU and one-GPU-per-rank nccl runs need two or more"
+  fi
+else
+  log "nodeprobe-allreduce not built (no NCCL or MPI): nccl backend not checked"
+  rc=1
+fi
 
-log "done (exit $rc); commit $out_dir/$gpu.json and $out_dir/$gpu-vs-cublas.txt"
+data=$(mktemp -d "${TMPDIR:-/tmp}/nodeprobe-gpu-check.XXXXXX")
+trap 'rm -rf "$data"' EXIT
+check "nodeprobe-io prepare (256 x 1 MiB)" "$bin/nodeprobe-io" prepare --dir "$data/ds" --files 256 --size 1M -q
+check "nodeprobe-io read --pin cuda -> $out/$gpu-io-pinned.json" \
+  "$bin/nodeprobe-io" read --dir "$data/ds" --pin cuda -w 4 --json "$out/$gpu-io-pinned.json" --label "$label"
+
+log "nodeprobe vs plain cuBLAS -> $out/$gpu-vs-cublas.txt"
+"$here/bench/gemm/compare_cublas.sh" "$build_dir" --size 8192 | tee "$out/$gpu-vs-cublas.txt" || rc=1
+
+log "done (exit $rc); commit reports/examples/$gpu*"
 exit "$rc"

@@ -4,23 +4,17 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpu_specs.h"
+
 #ifdef NODEPROBE_HAVE_CUDA_KERNELS
 #include "kernels.h"
 #endif
 
 namespace nodeprobe::gemm {
 
-// The host-only diagnosis names these codes without including CUDA headers.
-static_assert(cudaSuccess == cuda_rc::kSuccess);
-static_assert(cudaErrorInitializationError == cuda_rc::kInitializationError);
-static_assert(cudaErrorStubLibrary == cuda_rc::kStubLibrary);
-static_assert(cudaErrorInsufficientDriver == cuda_rc::kInsufficientDriver);
-static_assert(cudaErrorNoDevice == cuda_rc::kNoDevice);
-static_assert(cudaErrorSystemNotReady == cuda_rc::kSystemNotReady);
-static_assert(cudaErrorSystemDriverMismatch == cuda_rc::kSystemDriverMismatch);
-static_assert(cudaErrorCompatNotSupportedOnDevice == cuda_rc::kCompatNotSupportedOnDevice);
-
-std::unique_ptr<GpuBackend> make_cuda_backend() { return std::make_unique<cuda::CudaBackend>(); }
+std::unique_ptr<GpuBackend> make_cuda_backend() {
+  return std::make_unique<cuda::CudaBackend>(cuda::system_libraries());
+}
 
 namespace cuda {
 namespace {
@@ -34,37 +28,62 @@ std::string version3(std::size_t v) {  // cuBLAS: major * 10000 + minor * 100 + 
 
 CudaBackend::~CudaBackend() {
   for (auto& [dev, h] : handles_) {
-    if (cudaSetDevice(dev) != cudaSuccess) continue;
-    if (h.lt) cublasLtDestroy(h.lt);
-    if (h.blas) cublasDestroy(h.blas);
+    if (rt_.cudaSetDevice(dev) != cudaSuccess) continue;
+    if (h.lt) lt().cublasLtDestroy(h.lt);
+    if (h.blas) blas().cublasDestroy(h.blas);
     if (h.cudnn) destroy_cudnn(h.cudnn);
-    if (h.stream) cudaStreamDestroy(h.stream);
+    if (h.stream) rt_.cudaStreamDestroy(h.stream);
   }
 }
 
-DeviceHandles& CudaBackend::handles(int dev) {
+const CublasLt& CudaBackend::lt() const {
+  if (!libs_.lt) throw std::runtime_error(libs_.blas_unavailable);
+  return *libs_.lt;
+}
+
+const Cublas& CudaBackend::blas() const {
+  if (!libs_.blas) throw std::runtime_error(libs_.blas_unavailable);
+  return *libs_.blas;
+}
+
+cudaStream_t CudaBackend::stream(int dev) {
   DeviceHandles& h = handles_[dev];
-  if (!h.stream) NP_CUDA_CHECK(cudaStreamCreateWithFlags(&h.stream, cudaStreamNonBlocking));
-  if (!h.lt) NP_CUBLAS_CHECK(cublasLtCreate(&h.lt));
+  if (!h.stream) NP_CUDA_CHECK(rt_, cudaStreamCreateWithFlags(&h.stream, cudaStreamNonBlocking));
+  return h.stream;
+}
+
+cublasLtHandle_t CudaBackend::lt_handle(int dev) {
+  DeviceHandles& h = handles_[dev];
+  if (!h.lt) NP_CUBLAS_CHECK(lt(), cublasLtCreate(&h.lt));
+  return h.lt;
+}
+
+cublasHandle_t CudaBackend::blas_handle(int dev) {
+  const cudaStream_t s = stream(dev);
+  DeviceHandles& h = handles_[dev];
   if (!h.blas) {
-    NP_CUBLAS_CHECK(cublasCreate(&h.blas));
-    NP_CUBLAS_CHECK(cublasSetStream(h.blas, h.stream));
+    NP_CUBLAS_CHECK(blas(), cublasCreate(&h.blas));
+    NP_CUBLAS_CHECK(blas(), cublasSetStream(h.blas, s));
   }
-  return h;
+  return h.blas;
+}
+
+void sample_while_busy(const BusyHook& while_busy, const EventPairs& events) {
+  if (while_busy) while_busy([&events] { return events.busy(); });
 }
 
 CudaEnv CudaBackend::query_env() {
   CudaEnv e;
   e.built_with_cuda = true;
-  (void)cudaRuntimeGetVersion(&e.runtime_version);
-  (void)cudaDriverGetVersion(&e.driver_version);
+  (void)rt_.cudaRuntimeGetVersion(&e.runtime_version);
+  (void)rt_.cudaDriverGetVersion(&e.driver_version);
   int n = 0;
-  const cudaError_t rc = cudaGetDeviceCount(&n);
+  const cudaError_t rc = rt_.cudaGetDeviceCount(&n);
   e.rc = static_cast<int>(rc);
   if (rc != cudaSuccess) {
-    e.error_name = cudaGetErrorName(rc);
-    e.error_string = cudaGetErrorString(rc);
-    (void)cudaGetLastError();
+    e.error_name = rt_.cudaGetErrorName(rc);
+    e.error_string = rt_.cudaGetErrorString(rc);
+    (void)rt_.cudaGetLastError();
   } else {
     e.device_count = n;
   }
@@ -75,18 +94,23 @@ CudaEnv CudaBackend::query_env() {
   return e;
 }
 
-std::vector<std::pair<std::string, std::string>> CudaBackend::library_versions() {
-  std::vector<std::pair<std::string, std::string>> v;
-  v.emplace_back("cublaslt", version3(cublasLtGetVersion()));
-  v.emplace_back("cuda_build", std::to_string(CUDART_VERSION / 1000) + "." +
-                                   std::to_string((CUDART_VERSION % 1000) / 10));
-  if (const std::string d = cudnn_version(); !d.empty()) v.emplace_back("cudnn", d);
+std::vector<LibraryState> CudaBackend::libraries() {
+  std::vector<LibraryState> v;
+  v.push_back({"cuda_build", std::to_string(CUDART_VERSION / 1000) + "." +
+                                 std::to_string((CUDART_VERSION % 1000) / 10), "static", ""});
+  if (libs_.lt) {
+    v.push_back({"cublaslt", version3(libs_.lt->cublasLtGetVersion()), libs_.lt_path, ""});
+    v.push_back({"cublas", "", libs_.blas_path, ""});
+  } else {
+    v.push_back({"cublaslt", "", "", libs_.blas_unavailable});
+  }
+  v.push_back(cudnn_state());
   return v;
 }
 
 DeviceInfo CudaBackend::device_info(int dev) {
   cudaDeviceProp p{};
-  NP_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  NP_CUDA_CHECK(rt_, cudaGetDeviceProperties(&p, dev));
   DeviceInfo d;
   d.index = dev;
   d.name = p.name;
@@ -94,24 +118,25 @@ DeviceInfo CudaBackend::device_info(int dev) {
   d.cc_minor = p.minor;
   d.memory_bytes = p.totalGlobalMem;
   d.sm_count = p.multiProcessorCount;
-  // NVML prints UUIDs as GPU-8-4-4-4-12 hex digits of the same 16 bytes.
+  // NVML prints the same 16 bytes as 8-4-4-4-12 hex digits, "MIG-" for a MIG
+  // slice (R470 and newer drivers), else "GPU-".
   const auto* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
   char uuid[64];
   std::snprintf(uuid, sizeof uuid,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-                u[14], u[15]);
+                "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                parse_mig_name(d.name) ? "MIG" : "GPU", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
+                u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
   d.uuid = uuid;
   char bus[32] = {};
-  if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) d.pci_bus_id = bus;
-  (void)cudaGetLastError();
+  if (rt_.cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) d.pci_bus_id = bus;
+  (void)rt_.cudaGetLastError();
   return d;
 }
 
 std::string CudaBackend::unsupported_reason(int dev, Precision p) {
   int major = 0, minor = 0;
-  NP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  NP_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  NP_CUDA_CHECK(rt_, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  NP_CUDA_CHECK(rt_, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
   const int cc = major * 10 + minor;
   const std::string this_gpu = " (this GPU: " + std::to_string(major) + "." + std::to_string(minor) + ")";
   switch (p) {
@@ -155,26 +180,30 @@ std::string CudaBackend::copy_unavailable_reason(DeviceCopy c) {
 
 Bandwidth CudaBackend::device_bandwidth(int dev, DeviceCopy c, std::size_t bytes, int warmup,
                                         int reps) {
-  DeviceScope scope(dev);
-  const cudaStream_t s = handles(dev).stream;
+  DeviceScope scope(rt_, dev);
+  const cudaStream_t s = stream(dev);
   bytes = bytes / 16 * 16;
-  DeviceBuffer a(bytes), b(bytes);
-  DeviceBuffer cbuf(c == DeviceCopy::kTriadKernel ? bytes : 16);
-  NP_CUDA_CHECK(cudaMemsetAsync(a.get(), 0, bytes, s));
-  NP_CUDA_CHECK(cudaMemsetAsync(b.get(), 0x3c, bytes, s));
-  NP_CUDA_CHECK(cudaMemsetAsync(cbuf.get(), 0x3c, cbuf.size(), s));
+  DeviceBuffer a(rt_, bytes), b(rt_, bytes);
+  DeviceBuffer cbuf(rt_, c == DeviceCopy::kTriadKernel ? bytes : 16);
+  NP_CUDA_CHECK(rt_, cudaMemsetAsync(a.get(), 0, bytes, s));
+  NP_CUDA_CHECK(rt_, cudaMemsetAsync(b.get(), 0x3c, bytes, s));
+  NP_CUDA_CHECK(rt_, cudaMemsetAsync(cbuf.get(), 0x3c, cbuf.size(), s));
   const std::size_t n4 = bytes / 16;
   auto once = [&] {
     switch (c) {
       case DeviceCopy::kMemcpy:
-        NP_CUDA_CHECK(cudaMemcpyAsync(a.get(), b.get(), bytes, cudaMemcpyDeviceToDevice, s));
+        NP_CUDA_CHECK(rt_, cudaMemcpyAsync(a.get(), b.get(), bytes, cudaMemcpyDeviceToDevice, s));
         break;
 #ifdef NODEPROBE_HAVE_CUDA_KERNELS
+      // The kernels launch through the linked runtime, not the table.
       case DeviceCopy::kCopyKernel:
-        NP_CUDA_CHECK(kernels::copy(a.as<float4>(), b.as<float4>(), n4, s));
+        if (const cudaError_t rc = kernels::copy(a.as<float4>(), b.as<float4>(), n4, s); rc != cudaSuccess)
+          nodeprobe::cuda::throw_cuda(rt_, rc, "kernels::copy", __FILE__, __LINE__);
         break;
       case DeviceCopy::kTriadKernel:
-        NP_CUDA_CHECK(kernels::triad(a.as<float4>(), b.as<float4>(), cbuf.as<float4>(), 3.0f, n4, s));
+        if (const cudaError_t rc = kernels::triad(a.as<float4>(), b.as<float4>(), cbuf.as<float4>(), 3.0f, n4, s);
+            rc != cudaSuccess)
+          nodeprobe::cuda::throw_cuda(rt_, rc, "kernels::triad", __FILE__, __LINE__);
         break;
 #endif
       default:
@@ -183,7 +212,7 @@ Bandwidth CudaBackend::device_bandwidth(int dev, DeviceCopy c, std::size_t bytes
   };
   (void)n4;
   for (int i = 0; i < warmup; ++i) once();
-  EventPairs ev(static_cast<std::size_t>(reps));
+  EventPairs ev(rt_, static_cast<std::size_t>(reps));
   for (std::size_t i = 0; i < static_cast<std::size_t>(reps); ++i) {
     ev.start(i, s);
     once();
@@ -196,15 +225,15 @@ Bandwidth CudaBackend::device_bandwidth(int dev, DeviceCopy c, std::size_t bytes
 }
 
 Bandwidth CudaBackend::host_transfer(int dev, bool to_device, bool pinned, std::size_t bytes,
-                                     int warmup, int reps, const std::function<void()>& while_busy) {
-  DeviceScope scope(dev);
-  const cudaStream_t s = handles(dev).stream;
-  DeviceBuffer d(bytes);
+                                     int warmup, int reps, const BusyHook& while_busy) {
+  DeviceScope scope(rt_, dev);
+  const cudaStream_t s = stream(dev);
+  DeviceBuffer d(rt_, bytes);
   std::unique_ptr<PinnedBuffer> pin;
   std::vector<unsigned char> pageable;
   void* host = nullptr;
   if (pinned) {
-    pin = std::make_unique<PinnedBuffer>(bytes);
+    pin = std::make_unique<PinnedBuffer>(rt_, bytes);
     host = pin->get();
   } else {
     pageable.assign(bytes, 1);  // touched: every page is resident
@@ -213,18 +242,18 @@ Bandwidth CudaBackend::host_transfer(int dev, bool to_device, bool pinned, std::
   std::memset(host, 1, bytes);
   auto once = [&] {
     if (to_device)
-      NP_CUDA_CHECK(cudaMemcpyAsync(d.get(), host, bytes, cudaMemcpyHostToDevice, s));
+      NP_CUDA_CHECK(rt_, cudaMemcpyAsync(d.get(), host, bytes, cudaMemcpyHostToDevice, s));
     else
-      NP_CUDA_CHECK(cudaMemcpyAsync(host, d.get(), bytes, cudaMemcpyDeviceToHost, s));
+      NP_CUDA_CHECK(rt_, cudaMemcpyAsync(host, d.get(), bytes, cudaMemcpyDeviceToHost, s));
   };
   for (int i = 0; i < warmup; ++i) once();
-  EventPairs ev(static_cast<std::size_t>(reps));
+  EventPairs ev(rt_, static_cast<std::size_t>(reps));
   for (std::size_t i = 0; i < static_cast<std::size_t>(reps); ++i) {
     ev.start(i, s);
     once();
     ev.stop(i, s);
   }
-  if (while_busy) while_busy();
+  sample_while_busy(while_busy, ev);
   Bandwidth out;
   out.timing.seconds = ev.seconds();
   out.bytes = bytes;
@@ -233,32 +262,32 @@ Bandwidth CudaBackend::host_transfer(int dev, bool to_device, bool pinned, std::
 
 bool CudaBackend::peer_access(int src, int dst) {
   int can = 0;
-  NP_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, src, dst));
+  NP_CUDA_CHECK(rt_, cudaDeviceCanAccessPeer(&can, src, dst));
   return can != 0;
 }
 
 Bandwidth CudaBackend::peer_copy(int src, int dst, std::size_t bytes, int warmup, int reps) {
   const bool direct = peer_access(src, dst);
   DeviceBuffer dst_buf = [&] {
-    DeviceScope scope(dst);
-    return DeviceBuffer(bytes);
+    DeviceScope scope(rt_, dst);
+    return DeviceBuffer(rt_, bytes);
   }();
-  DeviceScope scope(src);
+  DeviceScope scope(rt_, src);
   if (direct) {
-    const cudaError_t rc = cudaDeviceEnablePeerAccess(dst, 0);
+    const cudaError_t rc = rt_.cudaDeviceEnablePeerAccess(dst, 0);
     if (rc == cudaErrorPeerAccessAlreadyEnabled)
-      (void)cudaGetLastError();
-    else
-      NP_CUDA_CHECK(rc);
+      (void)rt_.cudaGetLastError();
+    else if (rc != cudaSuccess)
+      nodeprobe::cuda::throw_cuda(rt_, rc, "cudaDeviceEnablePeerAccess(dst, 0)", __FILE__, __LINE__);
   }
-  const cudaStream_t s = handles(src).stream;
-  DeviceBuffer src_buf(bytes);
-  NP_CUDA_CHECK(cudaMemsetAsync(src_buf.get(), 0x3c, bytes, s));
+  const cudaStream_t s = stream(src);
+  DeviceBuffer src_buf(rt_, bytes);
+  NP_CUDA_CHECK(rt_, cudaMemsetAsync(src_buf.get(), 0x3c, bytes, s));
   auto once = [&] {
-    NP_CUDA_CHECK(cudaMemcpyPeerAsync(dst_buf.get(), dst, src_buf.get(), src, bytes, s));
+    NP_CUDA_CHECK(rt_, cudaMemcpyPeerAsync(dst_buf.get(), dst, src_buf.get(), src, bytes, s));
   };
   for (int i = 0; i < warmup; ++i) once();
-  EventPairs ev(static_cast<std::size_t>(reps));
+  EventPairs ev(rt_, static_cast<std::size_t>(reps));
   for (std::size_t i = 0; i < static_cast<std::size_t>(reps); ++i) {
     ev.start(i, s);
     once();

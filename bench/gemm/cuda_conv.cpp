@@ -1,9 +1,12 @@
-// cuDNN convolutions (legacy API: present in cuDNN 8 and 9). FP32 runs NCHW
-// with CUDNN_FMA_MATH (no TF32); FP16/BF16 run NHWC on tensor cores with FP32
-// accumulation. The algorithm is the heuristic's best that runs.
+// cuDNN convolutions (legacy API: present in cuDNN 8 and 9), cuDNN loaded at
+// run time. FP32 runs NCHW with CUDNN_FMA_MATH (no TF32); FP16/BF16 run NHWC
+// on tensor cores with FP32 accumulation. The algorithm is the heuristic's
+// best that runs, each candidate with its own math type.
 #include <cstring>
 
+#include "conv_candidates.h"
 #include "cuda_backend.h"
+#include "nodeprobe/shared_library.h"
 
 #ifdef NODEPROBE_HAVE_CUDNN
 #include <cudnn.h>
@@ -13,10 +16,10 @@ namespace nodeprobe::gemm::cuda {
 
 #ifndef NODEPROBE_HAVE_CUDNN
 
-std::string cudnn_version() { return {}; }
-std::string CudaBackend::conv_unavailable_reason() {
-  return "this build has no cuDNN (cudnn.h / libcudnn not found at build time)";
+LibraryState cudnn_state() {
+  return {"cudnn", "", "", "this build has no cuDNN (cudnn.h / libcudnn not found at build time)"};
 }
+std::string CudaBackend::conv_unavailable_reason() { return cudnn_state().error; }
 void* CudaBackend::cudnn_handle(int) { throw std::logic_error(conv_unavailable_reason()); }
 void CudaBackend::destroy_cudnn(void*) {}
 Timing CudaBackend::time_conv(int, const ConvShape&, Precision, ConvPass, int, int) {
@@ -31,16 +34,78 @@ ConvOutputs CudaBackend::run_conv(int, const ConvShape&, Precision, const std::v
 
 namespace {
 
+static_assert(CUDNN_DEFAULT_MATH == cudnn_math::kDefault);
+static_assert(CUDNN_TENSOR_OP_MATH == cudnn_math::kTensorOp);
+static_assert(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION == cudnn_math::kTensorOpAllowConversion);
+static_assert(CUDNN_FMA_MATH == cudnn_math::kFma);
+
+#define NP_CUDNN_FUNCS(X)                                                              \
+  X(cudnnGetErrorString) X(cudnnGetVersion) X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream) \
+  X(cudnnCreateTensorDescriptor) X(cudnnDestroyTensorDescriptor)                       \
+  X(cudnnCreateFilterDescriptor) X(cudnnDestroyFilterDescriptor)                       \
+  X(cudnnCreateConvolutionDescriptor) X(cudnnDestroyConvolutionDescriptor)             \
+  X(cudnnSetTensor4dDescriptor) X(cudnnSetFilter4dDescriptor)                          \
+  X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionMathType)                    \
+  X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)                                     \
+  X(cudnnConvolutionForward) X(cudnnConvolutionBackwardData) X(cudnnConvolutionBackwardFilter)
+
+struct Cudnn {
+  NP_CUDNN_FUNCS(NP_DECLARE_API_MEMBER)
+};
+
+struct LoadedCudnn {
+  Cudnn api;
+  LibraryState state;
+};
+
+// cuDNN of this build's major version, loaded once; a node without it still
+// runs every other section and the report names the missing library.
+const LoadedCudnn& loaded_cudnn() {
+  static const LoadedCudnn l = [] {
+    LoadedCudnn out;
+    out.state.name = "cudnn";
+    const std::string soname = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
+    const SharedLibrary lib = SharedLibrary::open(soname, cuda_library_dirs());
+    if (!lib.ok()) {
+      out.state.error = lib.error() + " (install cuDNN " + std::to_string(CUDNN_MAJOR) + " for CUDA " +
+                        std::to_string(CUDART_VERSION / 1000) +
+                        "; or point NODEPROBE_CUDA_LIBRARY_PATH at a directory holding it, e.g. "
+                        "pip's nvidia/cudnn/lib)";
+      return out;
+    }
+    std::string missing;
+#define NP_BIND_CUDNN(fn) NP_BIND_SYMBOL(out.api, lib, missing, fn);
+    NP_CUDNN_FUNCS(NP_BIND_CUDNN)
+#undef NP_BIND_CUDNN
+    if (!missing.empty()) {
+      out.state.error = lib.path() + " lacks " + missing + ": not a usable cuDNN " + std::to_string(CUDNN_MAJOR);
+      return out;
+    }
+    out.state.path = lib.path();
+    const std::size_t v = out.api.cudnnGetVersion();
+    // cuDNN 9: major * 10000 + minor * 100 + patch; cuDNN 8: major * 1000 + minor * 100 + patch.
+    out.state.version = v >= 90000 ? std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) +
+                                         "." + std::to_string(v % 100)
+                                   : std::to_string(v / 1000) + "." + std::to_string((v / 100) % 10) +
+                                         "." + std::to_string(v % 100);
+    return out;
+  }();
+  return l;
+}
+
+const Cudnn& dnn() { return loaded_cudnn().api; }
+
 [[noreturn]] void throw_cudnn(cudnnStatus_t rc, const char* call, const char* file, int line) {
   // cudnnGetErrorString returns the status's name ("CUDNN_STATUS_BAD_PARAM", in
   // cuDNN 9 with a sub-code suffix): the code name the reports show.
-  const char* name = cudnnGetErrorString(rc);
+  const char* name = dnn().cudnnGetErrorString(rc);
   throw_api_error("cudnn", rc, name ? name : "CUDNN_STATUS_UNKNOWN", "", call, file, line);
 }
 
 #define NP_CUDNN_CHECK(call)                                             \
   do {                                                                   \
-    const cudnnStatus_t np_rc_ = (call);                                 \
+    const cudnnStatus_t np_rc_ = dnn().call;                             \
     if (np_rc_ != CUDNN_STATUS_SUCCESS) throw_cudnn(np_rc_, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -79,10 +144,10 @@ struct Problem {
     NP_CUDNN_CHECK(cudnnSetTensor4dDescriptor(y, f, t, sh.n, sh.k, sh.p(), sh.q()));
   }
   ~Problem() {
-    if (conv) cudnnDestroyConvolutionDescriptor(conv);
-    if (w) cudnnDestroyFilterDescriptor(w);
-    if (y) cudnnDestroyTensorDescriptor(y);
-    if (x) cudnnDestroyTensorDescriptor(x);
+    if (conv) dnn().cudnnDestroyConvolutionDescriptor(conv);
+    if (w) dnn().cudnnDestroyFilterDescriptor(w);
+    if (y) dnn().cudnnDestroyTensorDescriptor(y);
+    if (x) dnn().cudnnDestroyTensorDescriptor(x);
   }
   Problem(const Problem&) = delete;
   Problem& operator=(const Problem&) = delete;
@@ -90,31 +155,36 @@ struct Problem {
 
 struct Buffers {
   DeviceBuffer x, w, y;  // for backward data, x holds dx and y holds dy (same shapes)
-  Buffers(const ConvShape& sh, std::size_t eb)
-      : x(eb * static_cast<std::size_t>(sh.n) * static_cast<std::size_t>(sh.c) *
-          static_cast<std::size_t>(sh.h) * static_cast<std::size_t>(sh.w)),
-        w(eb * static_cast<std::size_t>(sh.k) * static_cast<std::size_t>(sh.c) *
-          static_cast<std::size_t>(sh.r) * static_cast<std::size_t>(sh.s)),
-        y(eb * static_cast<std::size_t>(sh.n) * static_cast<std::size_t>(sh.k) *
-          static_cast<std::size_t>(sh.p()) * static_cast<std::size_t>(sh.q())) {}
+  Buffers(const Runtime& rt, const ConvShape& sh, std::size_t eb)
+      : x(rt, eb * static_cast<std::size_t>(sh.n) * static_cast<std::size_t>(sh.c) *
+                  static_cast<std::size_t>(sh.h) * static_cast<std::size_t>(sh.w)),
+        w(rt, eb * static_cast<std::size_t>(sh.k) * static_cast<std::size_t>(sh.c) *
+                  static_cast<std::size_t>(sh.r) * static_cast<std::size_t>(sh.s)),
+        y(rt, eb * static_cast<std::size_t>(sh.n) * static_cast<std::size_t>(sh.k) *
+                  static_cast<std::size_t>(sh.p()) * static_cast<std::size_t>(sh.q())) {}
 };
 
 // One pass with a chosen algorithm: runs it, or reports its name.
 class Pass {
  public:
-  Pass(cudnnHandle_t h, const Problem& pr, Buffers& b, ConvPass pass) : h_(h), pr_(pr), b_(b), pass_(pass) {}
+  Pass(const Runtime& rt, cudnnHandle_t h, const Problem& pr, Buffers& b, ConvPass pass, Precision p)
+      : rt_(rt), h_(h), pr_(pr), b_(b), pass_(pass), precision_(p) {}
 
-  // Picks the first heuristic candidate that fits the workspace and runs.
+  // Picks the first heuristic candidate that fits the workspace and runs,
+  // with the candidate's own math type set on the descriptor.
   void choose(cudaStream_t s) {
-    const int n = candidates(16);
+    candidates(16);
+    std::vector<ConvCandidate> perf;
+    for (int i = 0; i < count_; ++i)
+      perf.push_back({algo_id(i), status_[i] == CUDNN_STATUS_SUCCESS, memory_[i], static_cast<int>(math_[i])});
     std::string last_error = "no algorithm";
-    for (int i = 0; i < n; ++i) {
-      if (status_[i] != CUDNN_STATUS_SUCCESS || memory_[i] > kMaxWorkspace) continue;
-      algo_ = i;
-      ws_ = std::make_unique<DeviceBuffer>(memory_[i] > 0 ? memory_[i] : 16);
+    for (const std::size_t i : conv_candidates_to_try(perf, kMaxWorkspace, precision_ == Precision::kFp32)) {
+      algo_ = static_cast<int>(i);
+      ws_ = std::make_unique<DeviceBuffer>(rt_, memory_[i] > 0 ? memory_[i] : 16);
       try {
+        NP_CUDNN_CHECK(cudnnSetConvolutionMathType(pr_.conv, math_[i]));
         run();
-        NP_CUDA_CHECK(cudaStreamSynchronize(s));
+        NP_CUDA_CHECK(rt_, cudaStreamSynchronize(s));
         return;
       } catch (const ApiError& e) {
         // cuDNN refusing this algorithm: try the next. A CUDA fault is the
@@ -165,8 +235,26 @@ class Pass {
     return "?";
   }
   std::size_t workspace() const { return ws_ ? ws_->size() : 0; }
+  /// The math type the chosen algorithm runs with ("TENSOR_OP_MATH", ...).
+  std::string math_name() const {
+    switch (math_[algo_]) {
+      case CUDNN_DEFAULT_MATH: return "DEFAULT_MATH";
+      case CUDNN_TENSOR_OP_MATH: return "TENSOR_OP_MATH";
+      case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "TENSOR_OP_MATH_ALLOW_CONVERSION";
+      case CUDNN_FMA_MATH: return "FMA_MATH";
+    }
+    return "math " + std::to_string(static_cast<int>(math_[algo_]));
+  }
 
  private:
+  int algo_id(int i) const {
+    switch (pass_) {
+      case ConvPass::kForward: return static_cast<int>(fwd_[i]);
+      case ConvPass::kBackwardData: return static_cast<int>(bwd_data_[i]);
+      case ConvPass::kBackwardFilter: return static_cast<int>(bwd_filter_[i]);
+    }
+    return -1;
+  }
   int candidates(int max) {
     if (fetched_) return count_;
     fetched_ = true;
@@ -178,6 +266,7 @@ class Pass {
           fwd_[i] = perf[i].algo;
           status_[i] = perf[i].status;
           memory_[i] = perf[i].memory;
+          math_[i] = perf[i].mathType;
         }
         break;
       }
@@ -188,6 +277,7 @@ class Pass {
           bwd_data_[i] = perf[i].algo;
           status_[i] = perf[i].status;
           memory_[i] = perf[i].memory;
+          math_[i] = perf[i].mathType;
         }
         break;
       }
@@ -198,6 +288,7 @@ class Pass {
           bwd_filter_[i] = perf[i].algo;
           status_[i] = perf[i].status;
           memory_[i] = perf[i].memory;
+          math_[i] = perf[i].mathType;
         }
         break;
       }
@@ -205,16 +296,19 @@ class Pass {
     return count_;
   }
 
+  const Runtime& rt_;
   cudnnHandle_t h_;
   const Problem& pr_;
   Buffers& b_;
   ConvPass pass_;
+  Precision precision_;
   bool fetched_ = false;
   int count_ = 0, algo_ = 0;
   cudnnConvolutionFwdAlgo_t fwd_[16]{};
   cudnnConvolutionBwdDataAlgo_t bwd_data_[16]{};
   cudnnConvolutionBwdFilterAlgo_t bwd_filter_[16]{};
   cudnnStatus_t status_[16]{};
+  cudnnMathType_t math_[16]{};
   std::size_t memory_[16]{};
   std::unique_ptr<DeviceBuffer> ws_;
 };
@@ -232,53 +326,46 @@ std::vector<std::uint8_t> encode(Precision p, const std::vector<float>& v) {
   return raw;
 }
 
-std::vector<float> download(Precision p, const DeviceBuffer& d, cudaStream_t s) {
-  std::vector<std::uint8_t> raw(d.size());
-  NP_CUDA_CHECK(cudaMemcpyAsync(raw.data(), d.get(), raw.size(), cudaMemcpyDeviceToHost, s));
-  NP_CUDA_CHECK(cudaStreamSynchronize(s));
-  return decode_outputs(p == Precision::kFp32 ? Precision::kFp32 : p, raw);
+std::vector<float> download_floats(const Runtime& rt, Precision p, const DeviceBuffer& d, cudaStream_t s) {
+  return decode_outputs(p == Precision::kFp32 ? Precision::kFp32 : p, download(rt, d, s));
 }
 
 }  // namespace
 
-std::string cudnn_version() {
-  const std::size_t v = cudnnGetVersion();
-  // cuDNN 9: major * 10000 + minor * 100 + patch; cuDNN 8: major * 1000 + minor * 100 + patch.
-  if (v >= 90000) return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
-  return std::to_string(v / 1000) + "." + std::to_string((v / 100) % 10) + "." + std::to_string(v % 100);
-}
+LibraryState cudnn_state() { return loaded_cudnn().state; }
 
-std::string CudaBackend::conv_unavailable_reason() { return {}; }
+std::string CudaBackend::conv_unavailable_reason() { return loaded_cudnn().state.error; }
 
 void* CudaBackend::cudnn_handle(int dev) {
-  DeviceHandles& h = handles(dev);
+  const cudaStream_t s = stream(dev);
+  DeviceHandles& h = handles_[dev];
   if (!h.cudnn) {
     cudnnHandle_t c = nullptr;
     NP_CUDNN_CHECK(cudnnCreate(&c));
-    NP_CUDNN_CHECK(cudnnSetStream(c, h.stream));
+    NP_CUDNN_CHECK(cudnnSetStream(c, s));
     h.cudnn = c;
   }
   return h.cudnn;
 }
 
-void CudaBackend::destroy_cudnn(void* h) { cudnnDestroy(static_cast<cudnnHandle_t>(h)); }
+void CudaBackend::destroy_cudnn(void* h) { dnn().cudnnDestroy(static_cast<cudnnHandle_t>(h)); }
 
 Timing CudaBackend::time_conv(int dev, const ConvShape& sh, Precision p, ConvPass pass, int warmup,
                               int reps) {
-  DeviceScope scope(dev);
+  DeviceScope scope(rt_, dev);
   const auto h = static_cast<cudnnHandle_t>(cudnn_handle(dev));
-  const cudaStream_t s = handles(dev).stream;
+  const cudaStream_t s = stream(dev);
   const Problem pr(sh, p);
-  Buffers b(sh, p == Precision::kFp32 ? 4 : 2);
+  Buffers b(rt_, sh, p == Precision::kFp32 ? 4 : 2);
   // Random inputs (every buffer, since each pass reads a different pair).
   for (DeviceBuffer* d : {&b.x, &b.w, &b.y}) {
     const auto& n = noise(d->size());
-    NP_CUDA_CHECK(cudaMemcpyAsync(d->get(), n.data(), d->size(), cudaMemcpyHostToDevice, s));
+    NP_CUDA_CHECK(rt_, cudaMemcpyAsync(d->get(), n.data(), d->size(), cudaMemcpyHostToDevice, s));
   }
-  Pass run(h, pr, b, pass);
+  Pass run(rt_, h, pr, b, pass, p);
   run.choose(s);
   for (int i = 0; i < warmup; ++i) run.run();
-  EventPairs ev(static_cast<std::size_t>(reps));
+  EventPairs ev(rt_, static_cast<std::size_t>(reps));
   for (std::size_t i = 0; i < static_cast<std::size_t>(reps); ++i) {
     ev.start(i, s);
     run.run();
@@ -286,7 +373,7 @@ Timing CudaBackend::time_conv(int dev, const ConvShape& sh, Precision p, ConvPas
   }
   Timing t;
   t.seconds = ev.seconds();
-  t.algo = run.algo_name();
+  t.algo = run.algo_name() + " " + run.math_name();
   t.workspace = run.workspace();
   return t;
 }
@@ -294,9 +381,9 @@ Timing CudaBackend::time_conv(int dev, const ConvShape& sh, Precision p, ConvPas
 ConvOutputs CudaBackend::run_conv(int dev, const ConvShape& sh, Precision p,
                                   const std::vector<float>& x, const std::vector<float>& w,
                                   const std::vector<float>& dy) {
-  DeviceScope scope(dev);
+  DeviceScope scope(rt_, dev);
   const auto h = static_cast<cudnnHandle_t>(cudnn_handle(dev));
-  const cudaStream_t s = handles(dev).stream;
+  const cudaStream_t s = stream(dev);
   const Problem pr(sh, p);
   const std::size_t eb = p == Precision::kFp32 ? 4 : 2;
   ConvOutputs out;
@@ -304,37 +391,37 @@ ConvOutputs CudaBackend::run_conv(int dev, const ConvShape& sh, Precision p,
                   const std::vector<float>& yv) {
     for (auto [d, v] : {std::pair<DeviceBuffer*, const std::vector<float>*>{&b.x, &xv}, {&b.w, &wv}, {&b.y, &yv}}) {
       if (v->empty()) {
-        NP_CUDA_CHECK(cudaMemsetAsync(d->get(), 0xff, d->size(), s));  // poison outputs
+        NP_CUDA_CHECK(rt_, cudaMemsetAsync(d->get(), 0xff, d->size(), s));  // poison outputs
         continue;
       }
       const auto raw = encode(p, *v);
       if (raw.size() != d->size()) throw std::invalid_argument("conv input size mismatch");
-      NP_CUDA_CHECK(cudaMemcpyAsync(d->get(), raw.data(), raw.size(), cudaMemcpyHostToDevice, s));
+      NP_CUDA_CHECK(rt_, cudaMemcpyAsync(d->get(), raw.data(), raw.size(), cudaMemcpyHostToDevice, s));
     }
   };
   const std::vector<float> none;
   {
-    Buffers b(sh, eb);
+    Buffers b(rt_, sh, eb);
     load(b, x, w, none);
-    Pass f(h, pr, b, ConvPass::kForward);
+    Pass f(rt_, h, pr, b, ConvPass::kForward, p);
     f.choose(s);
-    out.y = download(p, b.y, s);
+    out.y = download_floats(rt_, p, b.y, s);
     out.algo_forward = f.algo_name();
   }
   {
-    Buffers b(sh, eb);
+    Buffers b(rt_, sh, eb);
     load(b, none, w, dy);
-    Pass f(h, pr, b, ConvPass::kBackwardData);
+    Pass f(rt_, h, pr, b, ConvPass::kBackwardData, p);
     f.choose(s);
-    out.dx = download(p, b.x, s);
+    out.dx = download_floats(rt_, p, b.x, s);
     out.algo_backward_data = f.algo_name();
   }
   {
-    Buffers b(sh, eb);
+    Buffers b(rt_, sh, eb);
     load(b, x, none, dy);
-    Pass f(h, pr, b, ConvPass::kBackwardFilter);
+    Pass f(rt_, h, pr, b, ConvPass::kBackwardFilter, p);
     f.choose(s);
-    out.dw = download(p, b.w, s);
+    out.dw = download_floats(rt_, p, b.w, s);
     out.algo_backward_filter = f.algo_name();
   }
   return out;

@@ -6,11 +6,6 @@ namespace {
 constexpr int kNvmlLibRmVersionMismatch = 18;  // NVML_ERROR_LIB_RM_VERSION_MISMATCH
 constexpr int kNvmlDriverNotLoaded = 9;        // NVML_ERROR_DRIVER_NOT_LOADED
 
-const char* kModuleFix =
-    "check the kernel module: `lsmod | grep nvidia`, `dmesg | grep -i nvrm`; after a kernel "
-    "update rebuild it (`dkms autoinstall` or reinstall the driver the AMI documents), "
-    "`dracut --force`, reboot";
-
 }  // namespace
 
 std::string format_cuda_version(int v) {
@@ -37,21 +32,22 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
   if (env.rc == cuda_rc::kSuccess && env.device_count > 0) return d;
 
   d.finding = "gpu.not_found";
+  // The node-level meaning of the code, shared with the other GPU probes.
+  const auto use_hint = [&d](int code, int driver_version = -1) {
+    const CudaErrorHint h = cuda_error_hint(code, driver_version);
+    d.summary = h.summary;
+    d.fix = h.fix;
+    d.finding = h.finding;
+  };
   if (nvml.init_rc == kNvmlLibRmVersionMismatch || env.rc == cuda_rc::kSystemDriverMismatch) {
     d.problem = CudaProblem::kDriverMismatch;
-    d.finding = "gpu.driver_kernel_mismatch";
-    d.summary = "the NVIDIA user-space driver does not match the loaded kernel module";
-    d.fix = "compare `cat /proc/driver/nvidia/version` with the libcuda/libnvidia-ml version; "
-            "reboot after a driver update, or reinstall one driver for both";
+    use_hint(cuda_rc::kSystemDriverMismatch);
   } else if (env.rc == cuda_rc::kStubLibrary) {
     d.problem = CudaProblem::kStubDriver;
-    d.summary = "the CUDA driver library loaded is the toolkit's stub, not the real driver";
-    d.fix = "remove the CUDA toolkit's lib64/stubs directory from LD_LIBRARY_PATH";
+    use_hint(cuda_rc::kStubLibrary);
   } else if (env.driver_version == 0) {
     d.problem = CudaProblem::kNoDriver;
-    d.summary = "no NVIDIA driver loaded (driver version 0: libcuda.so.1 missing or the kernel "
-                "module is not loaded)";
-    d.fix = std::string("check the instance type has GPUs; ") + kModuleFix;
+    use_hint(cuda_rc::kInsufficientDriver, 0);
   } else if (env.rc == cuda_rc::kInsufficientDriver ||
              (env.rc != cuda_rc::kNoDevice && env.rc != cuda_rc::kSuccess &&
               env.rc != cuda_rc::kSystemNotReady &&
@@ -68,9 +64,16 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
             ", or use a build made for CUDA " + format_cuda_version(env.driver_version);
   } else if (env.rc == cuda_rc::kSystemNotReady) {
     d.problem = CudaProblem::kNotReady;
-    d.summary = "the GPU fabric is not initialised (NVSwitch systems need nvidia-fabricmanager)";
-    d.fix = "`systemctl status nvidia-fabricmanager`; start it (its version must match the "
-            "driver's) and retry";
+    use_hint(cuda_rc::kSystemNotReady);
+  } else if ((env.rc == cuda_rc::kNoDevice || env.rc == cuda_rc::kSuccess) && nvml.mig_enabled > 0 &&
+             nvml.mig_devices == 0) {
+    // CUDA enumerates MIG devices, not MIG-mode GPUs: with MIG on and no
+    // instance created, nothing is visible although the GPUs are fine.
+    d.problem = CudaProblem::kMigNoInstances;
+    d.summary = "MIG mode is enabled on " + std::to_string(nvml.mig_enabled) +
+                " GPU(s) but no MIG instance exists, so CUDA sees no device";
+    d.fix = "create GPU and compute instances (`nvidia-smi mig -cgi <profile> -C`, list profiles "
+            "with `nvidia-smi mig -lgip`) or disable MIG (`nvidia-smi -mig 0`, then reset the GPU)";
   } else if (env.rc == cuda_rc::kNoDevice || env.rc == cuda_rc::kSuccess) {
     d.problem = CudaProblem::kNoDevice;
     d.summary = "the driver is loaded but no CUDA device is visible";
@@ -83,7 +86,7 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
   } else {
     d.problem = CudaProblem::kOther;
     d.summary = "CUDA cannot use the GPUs";
-    d.fix = std::string("run `nvidia-smi`; ") + kModuleFix;
+    d.fix = "run `nvidia-smi`; " + nvidia_module_fix();
   }
   if (nvml.init_rc == kNvmlDriverNotLoaded && d.problem == CudaProblem::kNoDriver)
     d.summary += "; NVML agrees: driver not loaded";
@@ -97,6 +100,9 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
                versions;
   if (nvml.loaded && nvml.device_count > 0)
     d.observed += ", NVML sees " + std::to_string(nvml.device_count) + " GPU(s)";
+  if (nvml.mig_enabled > 0)
+    d.observed += " (" + std::to_string(nvml.mig_enabled) + " in MIG mode, " +
+                  std::to_string(nvml.mig_devices) + " MIG device(s))";
 
   // A GPU that should be there (by flag, instance type, or because NVML sees
   // it) but cannot be used is a failure; otherwise there is nothing to test.

@@ -6,22 +6,10 @@
 
 #include <string>
 
+#include "nodeprobe/cuda_errors.h"
 #include "nodeprobe/status.h"
 
 namespace nodeprobe::gemm {
-
-/// cudaError_t values the diagnosis distinguishes (checked against
-/// <cuda_runtime_api.h> by a static_assert in the CUDA backend).
-namespace cuda_rc {
-inline constexpr int kSuccess = 0;
-inline constexpr int kInitializationError = 3;
-inline constexpr int kStubLibrary = 34;
-inline constexpr int kInsufficientDriver = 35;
-inline constexpr int kNoDevice = 100;
-inline constexpr int kSystemNotReady = 802;
-inline constexpr int kSystemDriverMismatch = 803;
-inline constexpr int kCompatNotSupportedOnDevice = 804;
-}  // namespace cuda_rc
 
 /// What the CUDA runtime said, collected before any device is touched.
 struct CudaEnv {
@@ -42,6 +30,8 @@ struct NvmlView {
   int init_rc = -1;          ///< nvmlInit's return (-1: library not found)
   std::string init_error;    ///< why it could not be used
   int device_count = 0;      ///< GPUs the driver sees (ignores CUDA_VISIBLE_DEVICES)
+  int mig_enabled = 0;       ///< GPUs in MIG mode
+  int mig_devices = 0;       ///< MIG devices (GPU + compute instances) on them
 };
 
 /// How many GPUs the node should have, and who says so.
@@ -59,6 +49,7 @@ enum class CudaProblem {
   kDriverTooOld,    ///< driver older than the runtime
   kDriverMismatch,  ///< user-space driver and kernel module differ
   kNotReady,        ///< NVSwitch fabric not initialised (fabric manager)
+  kMigNoInstances,  ///< MIG mode on, but no GPU instance exists: CUDA sees nothing
   kNoDevice,        ///< driver fine, no device visible
   kOther,
 };
@@ -68,7 +59,8 @@ struct Diagnosis {
   Status status = Status::kPass;  ///< pass (usable), skip, fail or error
   std::string summary;   ///< "no NVIDIA driver loaded", ...
   std::string reason;    ///< one line for the probe's reason: summary + exact error + versions
-  std::string finding;   ///< gpu.not_found, gpu.cuda_driver_insufficient, gpu.driver_kernel_mismatch
+  std::string finding;   ///< gpu.not_found, gpu.cuda_driver_insufficient, gpu.driver_kernel_mismatch,
+                         ///< gpu.fabric_manager
   std::string observed, expected, fix;
 };
 

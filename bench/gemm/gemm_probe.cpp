@@ -107,6 +107,30 @@ void outlier_checks(ProbeResult& r, const std::vector<DeviceRun>& runs) {
   if (!summary.empty()) r.data["gemm_across_gpus"] = summary;
 }
 
+// A MIG slice is judged by its share of the whole GPU (its SMs of the GPU's
+// SMs), never against the whole GPU's datasheet; without an SM count for the
+// model it is not judged at all. Either way the GPU's data says so.
+void judge_as_mig_slice(DeviceRun& d, const MigName& mig) {
+  d.mig_profile = mig.profile;
+  Json mj = {{"profile", mig.profile}, {"parent", mig.parent}};
+  const GpuSpec* whole = d.spec;
+  d.spec = nullptr;
+  if (whole) {
+    if (const auto share = mig_share(*whole, d.info.sm_count)) {
+      d.share_spec = std::make_shared<const GpuSpec>(*share);
+      d.spec = d.share_spec.get();
+      mj["judged"] = "by share: " + std::to_string(d.info.sm_count) + " of the " +
+                     std::string(whole->model) + "'s " + std::to_string(whole->sm_count) +
+                     " SMs; memory bandwidth not judged";
+    } else {
+      mj["judged"] = "not judged: no SM count for " + std::string(whole->model);
+    }
+  } else {
+    mj["judged"] = "not judged: unknown GPU model";
+  }
+  d.data["mig"] = mj;
+}
+
 void run_p2p(SectionEnv& env, const std::vector<DeviceRun>& runs) {
   const std::size_t n = runs.size();
   Json bw = Json::array(), access = Json::array();
@@ -166,11 +190,21 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
   if (env.rc != cuda_rc::kSuccess)
     cj["error"] = {{"code", env.rc}, {"name", env.error_name}, {"string", env.error_string}};
   if (env.visible_devices_set) cj["cuda_visible_devices"] = env.visible_devices;
-  for (const auto& [lib, ver] : backend_.library_versions()) cj[lib + "_version"] = ver;
+  Json libs = Json::array();
+  for (const LibraryState& l : backend_.libraries()) {
+    if (!l.version.empty()) cj[l.name + "_version"] = l.version;
+    Json lj = {{"name", l.name}, {"loaded", l.error.empty()}};
+    if (!l.version.empty()) lj["version"] = l.version;
+    if (!l.path.empty()) lj["path"] = l.path;
+    if (!l.error.empty()) lj["error"] = l.error;
+    libs.push_back(lj);
+  }
+  cj["libraries"] = libs;
   r.data["cuda"] = cj;
 
   const GpuExpectation expect = expectation(opt_, ctx.host);
-  NvmlView view{inv.loaded, inv.init_rc, inv.error, static_cast<int>(inv.gpus.size())};
+  NvmlView view{inv.loaded, inv.init_rc, inv.error, static_cast<int>(inv.gpus.size()),
+                nvml.mig_enabled_count(), nvml.mig_device_count()};
   const Diagnosis dg = diagnose_cuda(env, expect, view);
   r.data["diagnosis"] = {{"usable", dg.problem == CudaProblem::kNone}, {"summary", dg.summary}};
 
@@ -179,9 +213,16 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
   std::vector<std::string> names;
   if (inv.loaded) {
     for (const auto& g : inv.gpus) names.push_back(g.name);
-    for (const auto& g : inv.gpus)
-      host_gpus_.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid},
-                            {"memory_bytes", g.memory_total}, {"pci_bus_id", g.pci_bus_id}});
+    for (const auto& g : inv.gpus) {
+      Json hg = {{"index", g.index}, {"name", g.name}, {"uuid", g.uuid},
+                 {"memory_bytes", g.memory_total}, {"pci_bus_id", g.pci_bus_id}};
+      if (!g.migs.empty()) {
+        Json migs = Json::array();
+        for (const auto& m : g.migs) migs.push_back({{"name", m.name}, {"uuid", m.uuid}});
+        hg["mig_devices"] = migs;
+      }
+      host_gpus_.push_back(hg);
+    }
   }
   if (dg.problem != CudaProblem::kNone) {
     add_check(r, "gpu.cuda_init", dg.status == Status::kSkip ? Status::kSkip : dg.status,
@@ -233,12 +274,15 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
     d.info = info;
     d.spec = find_gpu_spec(info.name);
     d.nvml_index = nvml.index_of_uuid(info.uuid);
+    d.unsupported = cuda_build_support(env.runtime_version, info.cc_major, info.cc_minor);
     d.data = {{"index", dev}, {"name", info.name}, {"uuid", info.uuid},
               {"pci_bus_id", info.pci_bus_id},
               {"compute_capability", std::to_string(info.cc_major) + "." + std::to_string(info.cc_minor)},
               {"memory_bytes", info.memory_bytes}, {"sm_count", info.sm_count},
               {"model", d.spec ? std::string(d.spec->model) : std::string("unknown")}};
+    if (const auto mig = parse_mig_name(info.name)) judge_as_mig_slice(d, *mig);
     if (d.nvml_index >= 0) d.data["nvml_index"] = d.nvml_index;
+    if (!d.unsupported.empty()) d.data["unsupported"] = d.unsupported;
     runs.push_back(std::move(d));
   }
   {
@@ -259,10 +303,23 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
   // kMinSectionSeconds, and 1.5 x what it took on the previous GPU. A deadline
   // hit mid-section would leave a report without this probe's results.
   std::map<std::string, double> took;
+  const std::string blas_missing = backend_.blas_unavailable_reason();
   for (DeviceRun& d : runs) {
     if (d.nvml_index >= 0) inventory_checks(r, d, inv.gpus[static_cast<std::size_t>(d.nvml_index)]);
     for (const auto& [name, fn] : sections) {
       if (!fn) continue;
+      if (!d.unsupported.empty()) {
+        add_check(r, check_id(d, name), Status::kSkip, "not run", "a GPU this build supports",
+                  "run a nodeprobe built with CUDA 12.x (or 11.8) on this GPU")
+            .detail = d.unsupported;
+        continue;
+      }
+      if (!blas_missing.empty() && (std::string(name) == "gemm" || std::string(name) == "train")) {
+        add_check(r, check_id(d, name), Status::kError, blas_missing, "cuBLAS and cuBLASLt loaded",
+                  "install the CUDA math libraries this build uses (cuBLAS), or set "
+                  "NODEPROBE_CUDA_LIBRARY_PATH to their lib directory");
+        continue;
+      }
       const double need = std::max(kMinSectionSeconds, 1.5 * took[name]);
       if (ctx.remaining_s() < need) {
         add_check(r, check_id(d, name), Status::kSkip, "not run", "run",
@@ -281,7 +338,15 @@ void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
     }
   }
   outlier_checks(r, runs);
-  if (opt_.p2p && runs.size() >= 2) {
+  // A build that cannot drive any of these GPUs measured nothing: skip, and say why.
+  if (!runs.empty() && std::all_of(runs.begin(), runs.end(), [](const DeviceRun& d) { return !d.unsupported.empty(); })) {
+    r.status = Status::kSkip;
+    r.reason = runs.front().unsupported;
+    ctx.log << "nodeprobe-gemm: " << r.reason << "\n";
+  }
+  if (!blas_missing.empty() && (opt_.gemm || opt_.train) && !runs.empty() && r.reason.empty())
+    r.reason = blas_missing;
+  if (opt_.p2p && runs.size() >= 2 && r.status != Status::kSkip) {
     if (ctx.remaining_s() < kMinSectionSeconds) {
       add_check(r, "gpu.p2p", Status::kSkip, "not run", "run").detail = "skipped: the deadline was near";
     } else {

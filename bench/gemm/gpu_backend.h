@@ -60,6 +60,19 @@ struct Bandwidth {
   std::size_t bytes = 0;
 };
 
+/// Runs while timed work is queued on the GPU; `still_busy()` says whether it
+/// is still running. The probe samples clocks, power and links through it, so
+/// the samples cover the timed window.
+using BusyHook = std::function<void(const std::function<bool()>& still_busy)>;
+
+/// One CUDA library as this run found it.
+struct LibraryState {
+  std::string name;     ///< "cublaslt", "cublas", "cudnn", "cuda_build"
+  std::string version;  ///< "13.1.0"; "" when not loaded
+  std::string path;     ///< what was loaded
+  std::string error;    ///< why it could not be loaded ("" when loaded)
+};
+
 struct TrainRun {
   std::vector<double> losses;  ///< before each step and after the last (steps + 1)
   double seconds = 0;          ///< all steps, GPU time
@@ -70,22 +83,23 @@ class GpuBackend {
   virtual ~GpuBackend() = default;
   /// The runtime's view before any device is touched (never throws).
   virtual CudaEnv query_env() = 0;
-  /// ("cublas", "12.4.5"), ("cudnn", "9.1.0"), ...
-  virtual std::vector<std::pair<std::string, std::string>> library_versions() = 0;
+  /// The CUDA libraries: loaded (with version) or why not.
+  virtual std::vector<LibraryState> libraries() = 0;
+  /// "" when cuBLAS / cuBLASLt are loaded (GEMM and training need them), else why not.
+  virtual std::string blas_unavailable_reason() = 0;
   virtual DeviceInfo device_info(int dev) = 0;
   /// "" when the device and this build can run precision `p`, else why not.
   virtual std::string unsupported_reason(int dev, Precision p) = 0;
   /// Times C = A^T B with device-format inputs (input_bytes(p) per element,
   /// at least k*m and k*n elements). `while_busy` runs while the timed
-  /// repetitions are still queued on the GPU (to sample clocks and links).
+  /// repetitions are queued on the GPU (to sample clocks, power and links).
   virtual Timing time_gemm(int dev, const GemmRequest& req, const std::vector<std::uint8_t>& a,
-                           const std::vector<std::uint8_t>& b,
-                           const std::function<void()>& while_busy) = 0;
+                           const std::vector<std::uint8_t>& b, const BusyHook& while_busy) = 0;
   /// One GEMM; returns C in device format (output_bytes(p) per element).
   virtual std::vector<std::uint8_t> run_gemm(int dev, Precision p, int m, int n, int k,
                                              const std::vector<std::uint8_t>& a,
                                              const std::vector<std::uint8_t>& b) = 0;
-  /// "" when cuDNN can be used, else why not.
+  /// "" when cuDNN can be used (in this build and loaded on this node), else why not.
   virtual std::string conv_unavailable_reason() = 0;
   /// FP32 runs NCHW without TF32; FP16/BF16 run NHWC on tensor cores.
   virtual Timing time_conv(int dev, const ConvShape& shape, Precision p, ConvPass pass, int warmup,
@@ -99,7 +113,7 @@ class GpuBackend {
   virtual Bandwidth device_bandwidth(int dev, DeviceCopy c, std::size_t bytes, int warmup,
                                      int reps) = 0;
   virtual Bandwidth host_transfer(int dev, bool to_device, bool pinned, std::size_t bytes,
-                                  int warmup, int reps, const std::function<void()>& while_busy) = 0;
+                                  int warmup, int reps, const BusyHook& while_busy) = 0;
   virtual TrainRun train(int dev, const TrainConfig& cfg, const TrainData& data) = 0;
   /// Whether `src` can access `dst` directly (NVLink or PCIe P2P).
   virtual bool peer_access(int src, int dst) = 0;

@@ -4,6 +4,7 @@
 /// which a GEMM is judged slow. The table itself, with a source for every
 /// row, is in gpu_specs.cpp.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +32,22 @@ struct GpuSpec {
   /// FP32 (non-tensor) GEMM below this share of peak is gpu.compute_slow.
   double slow_pct_fp32 = 60;
   std::string_view source;  ///< where the figures come from
+  int sm_count = 0;         ///< SMs of the whole GPU (a MIG slice's share is its SMs / these)
 };
+
+/// A MIG slice as CUDA and NVML name it: "<GPU name> MIG <profile>"
+/// ("NVIDIA A100-SXM4-40GB MIG 3g.20gb", "... MIG 1c.3g.20gb").
+struct MigName {
+  std::string parent;   ///< "NVIDIA A100-SXM4-40GB"
+  std::string profile;  ///< "3g.20gb"
+};
+std::optional<MigName> parse_mig_name(std::string_view device_name);
+
+/// The share of `whole` a MIG slice with `slice_sms` SMs can reach: peaks
+/// scaled by slice_sms / whole.sm_count (clocks are the GPU's), memory
+/// bandwidth left out (0: a slice's share of HBM is not its SM share, so it
+/// is not judged). nullopt when the table has no SM count for the GPU.
+std::optional<GpuSpec> mig_share(const GpuSpec& whole, int slice_sms);
 
 /// Every model the probe knows, most specific first.
 const std::vector<GpuSpec>& gpu_specs();

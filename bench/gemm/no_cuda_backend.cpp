@@ -14,11 +14,12 @@ class NoCudaBackend final : public GpuBackend {
     e.built_with_cuda = false;
     return e;
   }
-  std::vector<std::pair<std::string, std::string>> library_versions() override { return {}; }
+  std::vector<LibraryState> libraries() override { return {}; }
+  std::string blas_unavailable_reason() override { return kWhy; }
   DeviceInfo device_info(int) override { fail(); }
   std::string unsupported_reason(int, Precision) override { return kWhy; }
   Timing time_gemm(int, const GemmRequest&, const std::vector<std::uint8_t>&,
-                   const std::vector<std::uint8_t>&, const std::function<void()>&) override { fail(); }
+                   const std::vector<std::uint8_t>&, const BusyHook&) override { fail(); }
   std::vector<std::uint8_t> run_gemm(int, Precision, int, int, int, const std::vector<std::uint8_t>&,
                                      const std::vector<std::uint8_t>&) override { fail(); }
   std::string conv_unavailable_reason() override { return kWhy; }
@@ -28,7 +29,7 @@ class NoCudaBackend final : public GpuBackend {
   std::string copy_unavailable_reason(DeviceCopy) override { return kWhy; }
   Bandwidth device_bandwidth(int, DeviceCopy, std::size_t, int, int) override { fail(); }
   Bandwidth host_transfer(int, bool, bool, std::size_t, int, int,
-                          const std::function<void()>&) override { fail(); }
+                          const BusyHook&) override { fail(); }
   TrainRun train(int, const TrainConfig&, const TrainData&) override { fail(); }
   bool peer_access(int, int) override { return false; }
   Bandwidth peer_copy(int, int, std::size_t, int, int) override { fail(); }

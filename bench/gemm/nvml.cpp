@@ -1,9 +1,11 @@
 #include "nvml.h"
 
-#include <dlfcn.h>
-
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "nodeprobe/shared_library.h"
 
 namespace nodeprobe::gemm {
 namespace {
@@ -26,10 +28,40 @@ struct NvmlPciInfo {  // nvmlPciInfo_t as filled by nvmlDeviceGetPciInfo_v3
 
 constexpr unsigned kNvlinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS (Hopper)
 
+// nvmlFieldValue_t (nvml.h; the layout has not changed since NVML 9).
+union NvmlValue {
+  double d;
+  unsigned int ui;
+  unsigned long ul;
+  unsigned long long ull;
+  signed long long sll;
+};
+struct NvmlFieldValue {
+  unsigned field_id;
+  unsigned scope_id;
+  long long timestamp;
+  long long latency_usec;
+  int value_type;  // nvmlValueType_t
+  Ret nvml_return;
+  NvmlValue value;
+};
+constexpr unsigned kFieldPowerInstant = 186;  // NVML_FI_DEV_POWER_INSTANT, milliwatts
+
+double field_as_double(const NvmlFieldValue& f) {
+  switch (f.value_type) {
+    case 0: return f.value.d;
+    case 1: return f.value.ui;
+    case 2: return static_cast<double>(f.value.ul);
+    case 3: return static_cast<double>(f.value.ull);
+    case 4: return static_cast<double>(f.value.sll);
+    default: return -1;
+  }
+}
+
 }  // namespace
 
 struct Nvml::Api {
-  void* handle = nullptr;
+  SharedLibrary lib;
   Ret (*init)() = nullptr;
   Ret (*shutdown)() = nullptr;
   const char* (*error_string)(Ret) = nullptr;
@@ -59,10 +91,15 @@ struct Nvml::Api {
   Ret (*pcie_width_max)(Dev, unsigned*) = nullptr;
   Ret (*nvlink_state)(Dev, unsigned, int*) = nullptr;
   Ret (*throttle)(Dev, unsigned long long*) = nullptr;
+  Ret (*mig_mode)(Dev, unsigned*, unsigned*) = nullptr;
+  Ret (*max_mig)(Dev, unsigned*) = nullptr;
+  Ret (*mig_handle)(Dev, unsigned, Dev*) = nullptr;
+  Ret (*field_values)(Dev, int, NvmlFieldValue*) = nullptr;
+  Ret (*energy)(Dev, unsigned long long*) = nullptr;
 
   template <class F>
   void bind(F& fn, const char* symbol) {
-    fn = reinterpret_cast<F>(::dlsym(handle, symbol));
+    fn = reinterpret_cast<F>(lib.symbol(symbol));
   }
   std::string err(Ret rc) const {
     const char* s = error_string ? error_string(rc) : nullptr;
@@ -76,11 +113,9 @@ Nvml::Nvml(std::string library) : api_(std::make_unique<Api>()) {
     library = env && *env ? env : "libnvidia-ml.so.1";
   }
   inv_.library = library;
-  api_->handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!api_->handle) {
-    const char* why = ::dlerror();
-    inv_.error = "cannot load " + library + ": " + (why ? why : "unknown error") +
-                 " (no NVIDIA driver installed?)";
+  api_->lib = SharedLibrary::open(library);
+  if (!api_->lib.ok()) {
+    inv_.error = api_->lib.error() + " (no NVIDIA driver installed?)";
     return;
   }
   Api& a = *api_;
@@ -124,6 +159,11 @@ Nvml::Nvml(std::string library) : api_(std::make_unique<Api>()) {
   a.bind(a.nvlink_state, "nvmlDeviceGetNvLinkState");
   a.bind(a.throttle, "nvmlDeviceGetCurrentClocksEventReasons");
   if (!a.throttle) a.bind(a.throttle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  a.bind(a.mig_mode, "nvmlDeviceGetMigMode");
+  a.bind(a.max_mig, "nvmlDeviceGetMaxMigDeviceCount");
+  a.bind(a.mig_handle, "nvmlDeviceGetMigDeviceHandleByIndex");
+  a.bind(a.field_values, "nvmlDeviceGetFieldValues");
+  a.bind(a.energy, "nvmlDeviceGetTotalEnergyConsumption");
 
   inv_.init_rc = a.init();
   if (inv_.init_rc != kSuccess) {
@@ -136,7 +176,6 @@ Nvml::Nvml(std::string library) : api_(std::make_unique<Api>()) {
 
 Nvml::~Nvml() {
   if (inv_.loaded && api_->shutdown) api_->shutdown();
-  if (api_->handle) ::dlclose(api_->handle);
 }
 
 void Nvml::collect() {
@@ -224,6 +263,24 @@ void Nvml::collect() {
         g.nvlink_active = active;
       }
     }
+    if (a.mig_mode && a.mig_mode(d, &u, &u2) == kSuccess) {
+      g.mig_mode = static_cast<int>(u);
+      g.mig_mode_pending = static_cast<int>(u2);
+    }
+    if (g.mig_mode == 1 && a.max_mig && a.mig_handle && a.max_mig(d, &u) == kSuccess) {
+      // Indices with no MIG device answer NOT_FOUND: walk them all.
+      for (unsigned m = 0; m < u; ++m) {
+        Dev md = nullptr;
+        if (a.mig_handle(d, m, &md) != kSuccess) continue;
+        NvmlMig mig;
+        mig.index = m;
+        if (a.name && a.name(md, buf, sizeof buf) == kSuccess) mig.name = buf;
+        if (a.uuid && a.uuid(md, buf, sizeof buf) == kSuccess) mig.uuid = buf;
+        NvmlMemory mm{};
+        if (a.memory && a.memory(md, &mm) == kSuccess) mig.memory_total = static_cast<long long>(mm.total);
+        g.migs.push_back(mig);
+      }
+    }
     inv_.gpus.push_back(g);
     const NvmlSample s = sample(i);
     NvmlGpu& back = inv_.gpus.back();
@@ -248,30 +305,44 @@ NvmlSample Nvml::sample(unsigned index) const {
   if (a.pcie_width && a.pcie_width(d, &u) == kSuccess) s.pcie_width = static_cast<int>(u);
   if (a.clock && a.clock(d, 1, &u) == kSuccess) s.sm_clock_mhz = static_cast<int>(u);
   if (a.power_usage && a.power_usage(d, &u) == kSuccess) s.power_draw_w = u / 1000.0;
+  if (a.field_values) {
+    NvmlFieldValue f{};
+    f.field_id = kFieldPowerInstant;
+    if (a.field_values(d, 1, &f) == kSuccess && f.nvml_return == kSuccess) {
+      const double mw = field_as_double(f);
+      if (mw >= 0) s.power_instant_w = mw / 1000.0;
+    }
+  }
+  if (a.energy && a.energy(d, &ull) == kSuccess) s.energy_mj = static_cast<long long>(ull);
   if (a.temperature && a.temperature(d, 0, &u) == kSuccess) s.temperature_c = static_cast<int>(u);
   if (a.throttle && a.throttle(d, &ull) == kSuccess) s.throttle_reasons = static_cast<long long>(ull);
   return s;
 }
 
 int Nvml::index_of_uuid(const std::string& uuid) const {
-  for (const auto& g : inv_.gpus)
-    if (!uuid.empty() && g.uuid == uuid) return static_cast<int>(g.index);
+  if (uuid.empty()) return -1;
+  for (const auto& g : inv_.gpus) {
+    if (g.uuid == uuid) return static_cast<int>(g.index);
+    for (const auto& m : g.migs)
+      if (m.uuid == uuid) return static_cast<int>(g.index);
+  }
   return -1;
 }
 
-std::string describe_throttle_reasons(long long mask) {
-  if (mask < 0) return "unknown";
-  if (mask == 0) return "none";
-  static const std::pair<long long, const char*> kBits[] = {
-      {0x1, "GpuIdle"},          {0x2, "ApplicationsClocksSetting"},
-      {0x4, "SwPowerCap"},       {0x8, "HwSlowdown"},
-      {0x10, "SyncBoost"},       {0x20, "SwThermalSlowdown"},
-      {0x40, "HwThermalSlowdown"}, {0x80, "HwPowerBrakeSlowdown"},
-      {0x100, "DisplayClockSetting"}};
-  std::string s;
-  for (const auto& [bit, name] : kBits)
-    if (mask & bit) s += (s.empty() ? "" : ", ") + std::string(name);
-  return s.empty() ? "other" : s;
+int Nvml::mig_enabled_count() const {
+  return static_cast<int>(std::count_if(inv_.gpus.begin(), inv_.gpus.end(),
+                                        [](const NvmlGpu& g) { return g.mig_mode == 1; }));
+}
+
+int Nvml::mig_device_count() const {
+  int n = 0;
+  for (const auto& g : inv_.gpus) n += static_cast<int>(g.migs.size());
+  return n;
+}
+
+long long abnormal_throttle(long long mask) {
+  // HwSlowdown 0x8, SwThermalSlowdown 0x20, HwThermalSlowdown 0x40, HwPowerBrakeSlowdown 0x80.
+  return mask < 0 ? 0 : mask & (0x8 | 0x20 | 0x40 | 0x80);
 }
 
 Json to_json(const NvmlGpu& g) {
@@ -316,6 +387,17 @@ Json to_json(const NvmlGpu& g) {
   put("pcie_width_max", g.pcie_width_max);
   put("nvlink_links", g.nvlink_links);
   put("nvlink_active", g.nvlink_active);
+  if (g.mig_mode >= 0) j["mig_mode"] = g.mig_mode == 1;
+  if (g.mig_mode_pending >= 0 && g.mig_mode_pending != g.mig_mode) j["mig_mode_pending"] = g.mig_mode_pending == 1;
+  if (!g.migs.empty()) {
+    Json migs = Json::array();
+    for (const auto& m : g.migs) {
+      Json mj = {{"index", m.index}, {"name", m.name}, {"uuid", m.uuid}};
+      if (m.memory_total >= 0) mj["memory_total_bytes"] = m.memory_total;
+      migs.push_back(mj);
+    }
+    j["mig_devices"] = migs;
+  }
   if (g.throttle_reasons >= 0) j["throttle_reasons"] = describe_throttle_reasons(g.throttle_reasons);
   return j;
 }
@@ -326,6 +408,8 @@ Json to_json(const NvmlSample& s) {
   if (s.pcie_width >= 0) j["pcie_width"] = s.pcie_width;
   if (s.sm_clock_mhz >= 0) j["sm_clock_mhz"] = s.sm_clock_mhz;
   if (s.power_draw_w >= 0) j["power_draw_w"] = s.power_draw_w;
+  if (s.power_instant_w >= 0) j["power_instant_w"] = s.power_instant_w;
+  if (s.energy_mj >= 0) j["energy_mj"] = s.energy_mj;
   if (s.temperature_c >= 0) j["temperature_c"] = s.temperature_c;
   if (s.throttle_reasons >= 0) j["throttle_reasons"] = describe_throttle_reasons(s.throttle_reasons);
   return j;

@@ -11,6 +11,14 @@
 
 namespace nodeprobe::gemm {
 
+/// One MIG device (a GPU instance's compute instance) of a GPU in MIG mode.
+struct NvmlMig {
+  unsigned index = 0;  ///< NVML's MIG device index on its GPU
+  std::string name;    ///< "NVIDIA A100-SXM4-40GB MIG 3g.20gb"
+  std::string uuid;    ///< "MIG-..." (what CUDA reports for the slice)
+  long long memory_total = -1;
+};
+
 /// One GPU as NVML sees it. Integers are -1 where NVML did not report a value
 /// (not supported on this GPU or driver).
 struct NvmlGpu {
@@ -32,6 +40,8 @@ struct NvmlGpu {
   int pcie_gen = -1, pcie_gen_max = -1, pcie_width = -1, pcie_width_max = -1;
   int nvlink_links = -1, nvlink_active = -1;  ///< links NVML answered for / active ones
   long long throttle_reasons = -1;            ///< nvmlClocksThrottleReasons bit mask
+  int mig_mode = -1, mig_mode_pending = -1;   ///< 1 MIG enabled; -1 not MIG-capable
+  std::vector<NvmlMig> migs;                  ///< MIG devices (empty without MIG)
 };
 
 struct NvmlInventory {
@@ -48,10 +58,13 @@ struct NvmlInventory {
 struct NvmlSample {
   int pcie_gen = -1, pcie_width = -1;
   int sm_clock_mhz = -1;
-  double power_draw_w = -1;
+  double power_draw_w = -1;     ///< nvmlDeviceGetPowerUsage: a 1 s average on Ampere and newer
+  double power_instant_w = -1;  ///< NVML_FI_DEV_POWER_INSTANT: the power now
+  long long energy_mj = -1;     ///< total energy since the driver loaded (Volta and newer)
   int temperature_c = -1;
   long long throttle_reasons = -1;
 };
+
 
 class Nvml {
  public:
@@ -67,8 +80,12 @@ class Nvml {
   const NvmlInventory& inventory() const { return inv_; }
   /// Current link, clocks, power, throttle reasons of GPU `index`.
   NvmlSample sample(unsigned index) const;
-  /// NVML index of the GPU with this UUID ("GPU-..."), or -1.
+  /// NVML index of the GPU with this UUID: a "GPU-..." of the GPU itself or a
+  /// "MIG-..." of one of its MIG devices (ECC, PCIe, power are the GPU's); -1 when unknown.
   int index_of_uuid(const std::string& uuid) const;
+  /// GPUs in MIG mode and the MIG devices they have.
+  int mig_enabled_count() const;
+  int mig_device_count() const;
 
  private:
   struct Api;
@@ -79,6 +96,9 @@ class Nvml {
 
 /// "SwPowerCap, HwSlowdown" for a throttle-reason mask; "none" for 0.
 std::string describe_throttle_reasons(long long mask);
+/// Reasons that mean the GPU was held back by heat or power delivery, not by
+/// design: HW slowdown, SW/HW thermal slowdown, power brake (0: none).
+long long abnormal_throttle(long long mask);
 
 /// JSON for reports (unknown values left out).
 Json to_json(const NvmlGpu& g);

@@ -1,9 +1,12 @@
 // Section "gemm": cuBLASLt GEMM per precision and size vs the datasheet peak,
 // verified against the CPU reference; shared section helpers.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "judge.h"
+#include "nodeprobe/clock.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/stats.h"
 #include "probe_sections.h"
@@ -14,12 +17,6 @@ namespace {
 
 constexpr std::uint64_t kTimingSeed = 0x6e6f646570726f62ULL;
 constexpr std::uint64_t kVerifySeed = 0x7665726966790000ULL;
-
-std::string fmt1(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
 
 // Which finding an API error points at, and whether it proves the GPU broken.
 std::pair<std::string, Status> finding_for(const ApiErrorInfo& i) {
@@ -49,6 +46,23 @@ Metric& add_sampled_metric(ProbeResult& r, const std::string& name, std::vector<
   Metric& m = add_metric(r, name, st.median, unit, better, std::move(labels));
   m.stats = st;
   return m;
+}
+
+BusyHook window_sampler(SectionEnv& env, const DeviceRun& d, bool enabled, BusyWindow& window) {
+  if (!enabled || d.nvml_index < 0) return {};
+  const unsigned index = static_cast<unsigned>(d.nvml_index);
+  return [&env, &window, index](const std::function<bool()>& still_busy) {
+    // Every few ms until the timed work is done (bounded: a hung GPU is the
+    // deadline's business, not the sampler's).
+    constexpr int kMaxSamples = 4000;
+    // Wall time, not the probe's injectable clock: the samples pair with the
+    // GPU's energy counter, which runs in real time.
+    Clock& wall = steady_clock();
+    do {
+      window.add(env.nvml.sample(index), wall.now_s());
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    } while (still_busy() && window.count() < kMaxSamples);
+  };
 }
 
 void record_section_error(SectionEnv& env, const DeviceRun& d, const std::string& section,
@@ -92,16 +106,14 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
     }
     const double peak = d.spec ? peak_tflops(*d.spec, p) : 0;
     double tflops_at_max = 0;
-    NvmlSample busy;
+    BusyWindow busy;
     bool unsupported = false;
     for (int size : o.sizes) {
       GemmRequest req{p, size, size, size, o.warmup, o.reps};
-      const bool sample_now = size == max_size && d.nvml_index >= 0;
       Timing t;
       try {
-        t = env.backend.time_gemm(d.dev, req, inputs.first, inputs.second, [&] {
-          if (sample_now) busy = env.nvml.sample(static_cast<unsigned>(d.nvml_index));
-        });
+        t = env.backend.time_gemm(d.dev, req, inputs.first, inputs.second,
+                                  window_sampler(env, d, size == max_size, busy));
       } catch (const ApiError& e) {
         // This cuBLAS has no kernel for the precision on this GPU (e.g. FP8 on
         // an L4 with CUDA 11.8): a skip for the precision, not a broken GPU.
@@ -151,14 +163,23 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
               "gpu.compute_wrong")
         .detail = cmp.describe();
 
-    // Speed at the largest size against the datasheet.
-    const Verdict v = judge_speed(tflops_at_max, d.spec, p, o.slow_pct);
+    // Speed at the largest size against the datasheet (a MIG slice: its share).
+    Verdict v = judge_speed(tflops_at_max, d.spec, p, o.slow_pct);
     std::string detail = v.detail;
+    if (!d.mig_profile.empty())
+      detail += std::string(detail.empty() ? "" : "; ") + "MIG slice " + d.mig_profile + ": " +
+                d.data["mig"].value("judged", std::string());
     if (d.nvml_index >= 0) {
-      detail += std::string(detail.empty() ? "" : "; ") + "during the run: SM clock " +
-                std::to_string(busy.sm_clock_mhz) + " MHz, power " + fmt1(busy.power_draw_w) +
-                " W, throttle reasons " + describe_throttle_reasons(busy.throttle_reasons);
-      d.data["gemm_busy_sample_" + pn] = to_json(busy);
+      // Clocks and throttle reasons from the timed window itself: a slow
+      // result from a throttled GPU reads differently from a slow GPU.
+      detail += std::string(detail.empty() ? "" : "; ") + "during the timed window: " + busy.describe();
+      d.data["gemm_busy_window_" + pn] = busy.to_json();
+      if (const long long why = abnormal_throttle(busy.throttle_reasons()); why && v.status == Status::kWarn) {
+        v.observed += " while throttled (" + describe_throttle_reasons(why) + ")";
+        v.fix = "the GPU was throttled by heat or power delivery, not slow by itself: check cooling "
+                "and power (`nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER -i " + d.label() +
+                "`), then rerun";
+      }
     }
     add_check(env.r, check_id(d, "gemm.speed." + pn), v.status, v.observed, v.expected, v.fix,
               "gpu.compute_slow")

@@ -29,7 +29,7 @@ std::string_view to_string(DeviceCopy c) {
 void run_memory_section(SectionEnv& env, DeviceRun& d) {
   const GemmOptions& o = env.opt;
   Json mem = Json::object();
-  const double spec = d.spec ? d.spec->mem_gbs : 0;
+  const double spec = d.spec ? d.spec->mem_gbs : 0;  // 0 for a MIG slice: not judged
   double best_kernel = 0;
   for (DeviceCopy c : {DeviceCopy::kMemcpy, DeviceCopy::kCopyKernel, DeviceCopy::kTriadKernel}) {
     const std::string cn(to_string(c));
@@ -51,17 +51,15 @@ void run_memory_section(SectionEnv& env, DeviceRun& d) {
     if (c != DeviceCopy::kMemcpy) best_kernel = std::max(best_kernel, gbs);
   }
   if (spec > 0) mem["spec_gbs"] = spec;
+  if (!d.mig_profile.empty()) mem["judged"] = "not judged: a MIG slice's share of memory bandwidth is not its SM share";
 
   // Host <-> device, pageable vs pinned: the reason DataLoader's pin_memory exists.
-  NvmlSample busy;
+  BusyWindow window;
   double h2d[2] = {0, 0}, d2h[2] = {0, 0};
   for (bool pinned : {false, true}) {
     for (bool to_device : {true, false}) {
-      const bool sample_now = pinned && to_device && d.nvml_index >= 0;
-      const Bandwidth b = env.backend.host_transfer(d.dev, to_device, pinned, o.host_bytes, 2,
-                                                    o.mem_reps, [&] {
-        if (sample_now) busy = env.nvml.sample(static_cast<unsigned>(d.nvml_index));
-      });
+      const Bandwidth b = env.backend.host_transfer(d.dev, to_device, pinned, o.host_bytes, 2, o.mem_reps,
+                                                    window_sampler(env, d, pinned && to_device, window));
       const double gbs = add_sampled_metric(env.r, "memory.host_bandwidth", to_gbs(b), "GB/s",
                                             Better::kHigher,
                                             {{"gpu", d.label()}, {"direction", to_device ? "h2d" : "d2h"},
@@ -80,6 +78,7 @@ void run_memory_section(SectionEnv& env, DeviceRun& d) {
                {{"gpu", d.label()}, {"direction", "d2h"}});
 
   if (d.nvml_index >= 0) {
+    const NvmlSample busy = window.last();
     const NvmlGpu& g = env.nvml.inventory().gpus[static_cast<std::size_t>(d.nvml_index)];
     const Verdict v = judge_pcie(busy.pcie_gen, busy.pcie_width, g.pcie_gen_max, g.pcie_width_max, true);
     const double link = pcie_link_gbs(busy.pcie_gen, busy.pcie_width);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "gpu_backend.h"
 #include "gpu_specs.h"
 #include "nodeprobe/probe.h"
+#include "busy_window.h"
 #include "nvml.h"
 
 namespace nodeprobe::gemm {
@@ -20,8 +22,11 @@ namespace nodeprobe::gemm {
 struct DeviceRun {
   int dev = 0;
   DeviceInfo info;
-  const GpuSpec* spec = nullptr;  ///< nullptr: unknown model
-  int nvml_index = -1;            ///< -1: NVML does not know this GPU
+  const GpuSpec* spec = nullptr;  ///< nullptr: unknown model (or a MIG slice not judged)
+  std::shared_ptr<const GpuSpec> share_spec;  ///< a MIG slice's share of its GPU (spec points here)
+  std::string mig_profile;        ///< "3g.20gb" for a MIG slice, else ""
+  std::string unsupported;        ///< why this build cannot drive the GPU ("" when it can)
+  int nvml_index = -1;            ///< -1: NVML does not know this GPU (for a MIG slice: its GPU)
   Json data = Json::object();     ///< the GPU's entry in probe data "gpus"
   std::string label() const { return std::to_string(dev); }
 };
@@ -59,6 +64,10 @@ void run_train_section(SectionEnv& env, DeviceRun& d);
 Metric& add_sampled_metric(ProbeResult& r, const std::string& name, std::vector<double> samples,
                            const std::string& unit, Better better,
                            std::map<std::string, std::string> labels);
+
+/// The BusyHook that fills `window` with NVML samples over a timed window;
+/// empty (nothing sampled) when `enabled` is false or NVML does not know the GPU.
+BusyHook window_sampler(SectionEnv& env, const DeviceRun& d, bool enabled, BusyWindow& window);
 
 /// Turns an exception thrown inside a section into a check (status error, or
 /// the finding the API error code points at) so the other sections still run.

@@ -1,27 +1,18 @@
 // CUDA side of the staging buffers: page-locked host memory and real
 // host-to-device copies. Host API only (no kernels, no nvcc). Every failure
-// at run time (no driver, no device, driver too old) becomes a reason string,
-// so the loader falls back to mlock and says why.
-#include <cuda_runtime_api.h>
-
+// at run time (no driver, no device, driver too old, the NVSwitch fabric not
+// up) becomes a reason string with the shared explanation
+// (nodeprobe/cuda_errors.h), so the loader falls back to mlock and says why.
 #include "io_format.h"
+#include "nodeprobe/cuda/runtime.h"
 #include "staging.h"
-
-#define NP_CHECK_CUDA(call)                                                                     \
-  do {                                                                                          \
-    const cudaError_t np_e_ = (call);                                                           \
-    if (np_e_ != cudaSuccess)                                                                   \
-      ::nodeprobe::throw_api_error("cuda", static_cast<long long>(np_e_), cudaGetErrorName(np_e_), \
-                                   cudaGetErrorString(np_e_), #call, __FILE__, __LINE__);      \
-  } while (0)
 
 namespace nodeprobe::io::cuda {
 namespace {
 
-std::string describe(const char* call, cudaError_t e) {
-  return std::string(call) + ": " + cudaGetErrorName(e) + " (" + std::to_string(static_cast<int>(e)) +
-         "): " + cudaGetErrorString(e);
-}
+const nodeprobe::cuda::Runtime& rt() { return nodeprobe::cuda::linked_runtime(); }
+
+std::string describe(const char* call, cudaError_t e) { return nodeprobe::cuda::describe(rt(), e, call); }
 
 struct Copier {
   void* dev = nullptr;
@@ -32,19 +23,16 @@ struct Copier {
 }  // namespace
 
 std::string unusable(std::string* name) {
-  int driver = 0;
-  const cudaError_t dv = cudaDriverGetVersion(&driver);
   int n = 0;
-  const cudaError_t e = cudaGetDeviceCount(&n);
+  const cudaError_t e = rt().cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
     std::string why = describe("cudaGetDeviceCount", e);
-    if (dv == cudaSuccess && driver == 0) why = "no NVIDIA driver loaded (" + why + ")";
-    (void)cudaGetLastError();
+    (void)rt().cudaGetLastError();
     return why;
   }
   if (n == 0) return "no CUDA device visible (CUDA_VISIBLE_DEVICES?)";
   cudaDeviceProp prop{};
-  if (const cudaError_t pe = cudaGetDeviceProperties(&prop, 0); pe != cudaSuccess)
+  if (const cudaError_t pe = rt().cudaGetDeviceProperties(&prop, 0); pe != cudaSuccess)
     return describe("cudaGetDeviceProperties", pe);
   if (name) *name = prop.name;
   return {};
@@ -52,27 +40,27 @@ std::string unusable(std::string* name) {
 
 void* host_alloc(std::size_t n, std::string* why) {
   void* p = nullptr;
-  const cudaError_t e = cudaHostAlloc(&p, n, cudaHostAllocDefault);
+  const cudaError_t e = rt().cudaHostAlloc(&p, n, cudaHostAllocDefault);
   if (e != cudaSuccess) {
     *why = describe("cudaHostAlloc", e);
-    (void)cudaGetLastError();
+    (void)rt().cudaGetLastError();
     return nullptr;
   }
   return p;
 }
 
 void host_free(void* p) {
-  if (p && cudaFreeHost(p) != cudaSuccess) report_cleanup_failure("cudaFreeHost failed");
+  if (p) NP_CUDA_CHECK_NOTHROW(rt(), cudaFreeHost(p));
 }
 
 void* copier_create(std::size_t device_bytes, std::string* why) {
   auto* c = new Copier;
   c->bytes = device_bytes;
-  cudaError_t e = cudaMalloc(&c->dev, device_bytes);
-  if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+  cudaError_t e = rt().cudaMalloc(&c->dev, device_bytes);
+  if (e == cudaSuccess) e = rt().cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
   if (e != cudaSuccess) {
     *why = describe("cudaMalloc/cudaStreamCreate", e);
-    if (c->dev) (void)cudaFree(c->dev);
+    if (c->dev) (void)rt().cudaFree(c->dev);
     delete c;
     return nullptr;
   }
@@ -82,16 +70,16 @@ void* copier_create(std::size_t device_bytes, std::string* why) {
 void copier_copy(void* cp, const void* src, std::size_t n, std::size_t offset) {
   auto* c = static_cast<Copier*>(cp);
   if (offset + n > c->bytes) throw InputError("internal: H2D copy beyond the device batch buffer");
-  NP_CHECK_CUDA(cudaMemcpyAsync(static_cast<char*>(c->dev) + offset, src, n, cudaMemcpyHostToDevice,
-                                c->stream));
+  NP_CUDA_CHECK(rt(), cudaMemcpyAsync(static_cast<char*>(c->dev) + offset, src, n, cudaMemcpyHostToDevice,
+                                      c->stream));
 }
 
-void copier_sync(void* cp) { NP_CHECK_CUDA(cudaStreamSynchronize(static_cast<Copier*>(cp)->stream)); }
+void copier_sync(void* cp) { NP_CUDA_CHECK(rt(), cudaStreamSynchronize(static_cast<Copier*>(cp)->stream)); }
 
 void copier_destroy(void* cp) {
   auto* c = static_cast<Copier*>(cp);
-  if (c->stream && cudaStreamDestroy(c->stream) != cudaSuccess) report_cleanup_failure("cudaStreamDestroy failed");
-  if (c->dev && cudaFree(c->dev) != cudaSuccess) report_cleanup_failure("cudaFree failed");
+  if (c->stream) NP_CUDA_CHECK_NOTHROW(rt(), cudaStreamDestroy(c->stream));
+  if (c->dev) NP_CUDA_CHECK_NOTHROW(rt(), cudaFree(c->dev));
   delete c;
 }
 

@@ -131,6 +131,59 @@ TEST(Diagnosis, StubDriverAndFabricManager) {
   EXPECT_NE(fm.fix.find("nvidia-fabricmanager"), std::string::npos);
 }
 
+TEST(Diagnosis, FabricManagerTextIsTheSharedOne) {
+  const Diagnosis fm = diagnose_cuda(
+      env(cuda_rc::kSystemNotReady, "cudaErrorSystemNotReady", "system not yet initialized", 12040),
+      kNone, kNoNvml);
+  const CudaErrorHint h = cuda_error_hint(cuda_rc::kSystemNotReady);
+  EXPECT_EQ(fm.summary, h.summary);
+  EXPECT_EQ(fm.fix, h.fix);
+  EXPECT_EQ(fm.finding, h.finding);
+  EXPECT_NE(fm.reason.find("Fabric"), std::string::npos) << fm.reason;
+}
+
+// MIG on with no instance: CUDA sees nothing although the GPUs are fine;
+// the diagnosis must say MIG, not blame containers or CUDA_VISIBLE_DEVICES.
+TEST(Diagnosis, MigEnabledWithoutInstances) {
+  NvmlView nv;
+  nv.loaded = true;
+  nv.init_rc = 0;
+  nv.device_count = 8;
+  nv.mig_enabled = 8;
+  nv.mig_devices = 0;
+  const CudaEnv e = env(cuda_rc::kNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected", 12040);
+  const Diagnosis d = diagnose_cuda(e, kEight, nv);
+  EXPECT_EQ(d.problem, CudaProblem::kMigNoInstances);
+  EXPECT_EQ(d.status, Status::kFail);
+  EXPECT_NE(d.summary.find("MIG mode is enabled on 8 GPU(s) but no MIG instance exists"), std::string::npos);
+  EXPECT_EQ(d.summary.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+  EXPECT_NE(d.fix.find("nvidia-smi mig -cgi"), std::string::npos);
+  EXPECT_NE(d.observed.find("8 in MIG mode, 0 MIG device(s)"), std::string::npos);
+  // With instances, "no device" is something else (e.g. hidden by CUDA_VISIBLE_DEVICES).
+  nv.mig_devices = 2;
+  EXPECT_EQ(diagnose_cuda(e, kEight, nv).problem, CudaProblem::kNoDevice);
+}
+
+TEST(CudaErrors, ExplanationsAndBuildSupport) {
+  const std::string s = explain_cuda_error("cudaGetDeviceCount", 802, "cudaErrorSystemNotReady",
+                                           "system not yet initialized");
+  EXPECT_EQ(s.rfind("cudaGetDeviceCount: cudaErrorSystemNotReady (802): system not yet initialized: "
+                    "the NVSwitch fabric is not initialised", 0), 0u) << s;
+  EXPECT_NE(s.find("nvidia-fabricmanager"), std::string::npos);
+  EXPECT_EQ(cuda_error_hint(cuda_rc::kMemoryAllocation).finding, "gpu.oom");
+  EXPECT_EQ(cuda_error_hint(cuda_rc::kIllegalAddress).finding, "gpu.xid");
+  EXPECT_TRUE(cuda_error_hint(1).summary.empty());  // cudaErrorInvalidValue: CUDA's text says it all
+  EXPECT_EQ(explain_cuda_error("cudaMalloc", 1, "cudaErrorInvalidValue", "invalid argument"),
+            "cudaMalloc: cudaErrorInvalidValue (1): invalid argument");
+  // CUDA 13 dropped Volta (7.0, 7.2); Turing 7.5 stays; CUDA 12 builds keep Volta.
+  EXPECT_EQ(cuda_build_support(13000, 7, 0).rfind("this build does not support Volta; build with CUDA 12.x", 0), 0u);
+  EXPECT_NE(cuda_build_support(13010, 7, 2), "");
+  EXPECT_EQ(cuda_build_support(13000, 6, 0).rfind("this build does not support Pascal", 0), 0u);
+  EXPECT_EQ(cuda_build_support(13000, 7, 5), "");
+  EXPECT_EQ(cuda_build_support(12080, 7, 0), "");
+  EXPECT_EQ(cuda_build_support(11080, 7, 0), "");
+}
+
 TEST(Diagnosis, OtherErrorsAndMajorVersionGap) {
   const Diagnosis other = diagnose_cuda(
       env(cuda_rc::kInitializationError, "cudaErrorInitializationError", "initialization error", 12040),

@@ -46,6 +46,20 @@ std::string fake_uuid(int i) {
   return buf;
 }
 
+std::string fake_mig_uuid(int i, int m) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "MIG-00000000-0000-0000-%04x-%012d", m + 1, i);
+  return buf;
+}
+
+namespace {
+void run_window(const BusyHook& while_busy, int polls) {
+  if (!while_busy) return;
+  int left = polls;
+  while_busy([&left] { return --left > 0; });
+}
+}  // namespace
+
 FakeBackend::FakeBackend() {
   env.rc = 0;
   env.driver_version = 12040;
@@ -59,8 +73,9 @@ CudaEnv FakeBackend::query_env() {
   return e;
 }
 
-std::vector<std::pair<std::string, std::string>> FakeBackend::library_versions() {
-  return {{"cublaslt", "12.4.5"}};
+std::vector<LibraryState> FakeBackend::libraries() {
+  if (!blas_missing.empty()) return {{"cublaslt", "", "", blas_missing}};
+  return {{"cublaslt", "12.4.5", "libcublasLt.so.12", ""}};
 }
 
 DeviceInfo FakeBackend::device_info(int dev) {
@@ -71,12 +86,12 @@ DeviceInfo FakeBackend::device_info(int dev) {
   DeviceInfo d;
   d.index = dev;
   d.name = g.name;
-  d.uuid = fake_uuid(dev);
+  d.uuid = g.uuid.empty() ? fake_uuid(dev) : g.uuid;
   d.pci_bus_id = "0000:1" + std::to_string(dev) + ":00.0";
   d.cc_major = g.cc_major;
   d.cc_minor = g.cc_minor;
   d.memory_bytes = 80ULL << 30;
-  d.sm_count = 132;
+  d.sm_count = g.sm_count;
   return d;
 }
 
@@ -89,14 +104,14 @@ std::string FakeBackend::unsupported_reason(int dev, Precision p) {
 }
 
 Timing FakeBackend::time_gemm(int dev, const GemmRequest& req, const std::vector<std::uint8_t>&,
-                              const std::vector<std::uint8_t>&, const std::function<void()>& while_busy) {
+                              const std::vector<std::uint8_t>&, const BusyHook& while_busy) {
   ++time_gemm_calls;
   if (clock) clock->advance(seconds_per_gemm);
   if (gpus.at(static_cast<std::size_t>(dev)).no_kernel.count(req.precision))
     throw_api_error("cublas", 15, "CUBLAS_STATUS_NOT_SUPPORTED", "the functionality requested is not supported",
                     "cublasLtMatmulAlgoGetHeuristic (no algorithm)", __FILE__, __LINE__);
   const double tf = gpus.at(static_cast<std::size_t>(dev)).tflops.at(req.precision);
-  if (while_busy) while_busy();
+  run_window(while_busy, busy_polls);
   Timing t;
   t.seconds = constant(static_cast<std::size_t>(req.reps), 2.0 * req.m * req.n * req.k / (tf * 1e12));
   t.algo = "fake";
@@ -162,8 +177,8 @@ Bandwidth FakeBackend::device_bandwidth(int dev, DeviceCopy c, std::size_t bytes
 }
 
 Bandwidth FakeBackend::host_transfer(int, bool, bool pinned, std::size_t bytes, int, int reps,
-                                     const std::function<void()>& while_busy) {
-  if (while_busy) while_busy();
+                                     const BusyHook& while_busy) {
+  run_window(while_busy, busy_polls);
   Bandwidth b;
   b.bytes = bytes;
   b.timing.seconds = constant(static_cast<std::size_t>(reps), static_cast<double>(bytes) / ((pinned ? 24 : 8) * 1e9));

@@ -4,10 +4,17 @@
  *   FAKE_NVML_NAME         device name (default "NVIDIA A100-SXM4-40GB")
  *   FAKE_NVML_PCIE         "gen,width,maxgen,maxwidth" (default "4,16,4,16")
  *   FAKE_NVML_ECC_UNCORRECTED  volatile uncorrectable ECC errors (default 0)
- *   FAKE_NVML_REMAP_FAILURE    1: row remapping failed (default 0) */
+ *   FAKE_NVML_REMAP_FAILURE    1: row remapping failed (default 0)
+ *   FAKE_NVML_MIG_MODE     1: every GPU is in MIG mode (default 0)
+ *   FAKE_NVML_MIG          MIG profiles on every GPU in MIG mode, "3g.20gb,3g.20gb"
+ *                          (default none: MIG on, no instance created)
+ *   FAKE_NVML_THROTTLE     throttle-reason mask while busy (default 0x1 GpuIdle)
+ *   FAKE_NVML_POWER_W      instantaneous power and energy-counter rate (default 300)
+ * MIG device m of GPU i has UUID MIG-00000000-0000-0000-<m+1 as 4 hex>-<i as 12 digits>. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct {
@@ -23,8 +30,33 @@ static int env_int(const char* name, int fallback) {
   const char* v = getenv(name);
   return v && *v ? atoi(v) : fallback;
 }
+/* GPU i's handle is i + 1; MIG device m of GPU i is (m + 1) << 16 | (i + 1). */
 static unsigned index_of(nvmlDevice_t d) { return (unsigned)((unsigned long)d - 1); }
 static int valid(nvmlDevice_t d) { return d && index_of(d) < (unsigned)env_int("FAKE_NVML_GPUS", 1); }
+static int mig_of(nvmlDevice_t d) { return (int)(((unsigned long)d >> 16) & 0xff) - 1; }
+static unsigned mig_gpu(nvmlDevice_t d) { return (unsigned)(((unsigned long)d & 0xffff) - 1); }
+
+/* The n-th (0-based) profile of FAKE_NVML_MIG into buf; 0 when there is none. */
+static int mig_profile(int n, char* buf, size_t len) {
+  const char* v = getenv("FAKE_NVML_MIG");
+  if (!v || !*v) return 0;
+  for (int i = 0; *v; ++i) {
+    const char* end = strchr(v, ',');
+    const size_t l = end ? (size_t)(end - v) : strlen(v);
+    if (i == n) {
+      snprintf(buf, len, "%.*s", (int)l, v);
+      return 1;
+    }
+    if (!end) break;
+    v = end + 1;
+  }
+  return 0;
+}
+static int valid_mig(nvmlDevice_t d) {
+  char p[32];
+  return mig_of(d) >= 0 && mig_gpu(d) < (unsigned)env_int("FAKE_NVML_GPUS", 1) &&
+         env_int("FAKE_NVML_MIG_MODE", 0) == 1 && mig_profile(mig_of(d), p, sizeof p);
+}
 
 int nvmlInit_v2(void) { return env_int("FAKE_NVML_INIT_RESULT", 0); }
 int nvmlShutdown(void) { return 0; }
@@ -50,13 +82,73 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, nvmlDevice_t* d) {
 }
 int nvmlDeviceGetName(nvmlDevice_t d, char* buf, unsigned len) {
   const char* n = getenv("FAKE_NVML_NAME");
+  const char* name = n && *n ? n : "NVIDIA A100-SXM4-40GB";
+  if (valid_mig(d)) {
+    char p[32];
+    mig_profile(mig_of(d), p, sizeof p);
+    snprintf(buf, len, "%s MIG %s", name, p);
+    return 0;
+  }
   if (!valid(d)) return 2;
-  snprintf(buf, len, "%s", n && *n ? n : "NVIDIA A100-SXM4-40GB");
+  snprintf(buf, len, "%s", name);
   return 0;
 }
 int nvmlDeviceGetUUID(nvmlDevice_t d, char* buf, unsigned len) {
+  if (valid_mig(d)) {
+    snprintf(buf, len, "MIG-00000000-0000-0000-%04x-%012u", (unsigned)mig_of(d) + 1, mig_gpu(d));
+    return 0;
+  }
   if (!valid(d)) return 2;
   snprintf(buf, len, "GPU-00000000-0000-0000-0000-%012u", index_of(d));
+  return 0;
+}
+int nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned* cur, unsigned* pending) {
+  if (!valid(d)) return 2;
+  *cur = *pending = (unsigned)env_int("FAKE_NVML_MIG_MODE", 0);
+  return 0;
+}
+int nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned* n) {
+  if (!valid(d)) return 2;
+  *n = 7;
+  return 0;
+}
+int nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned m, nvmlDevice_t* out) {
+  if (!valid(d) || m >= 7) return 2;
+  nvmlDevice_t mig = (nvmlDevice_t)(unsigned long)(((m + 1UL) << 16) | (index_of(d) + 1UL));
+  if (!valid_mig(mig)) return 6; /* NOT_FOUND */
+  *out = mig;
+  return 0;
+}
+typedef struct {
+  unsigned fieldId, scopeId;
+  long long timestamp, latencyUsec;
+  int valueType, nvmlReturn;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long long ull;
+  } value;
+} nvmlFieldValue_t;
+int nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t* v) {
+  if (!valid(d)) return 2;
+  for (int i = 0; i < n; ++i) {
+    if (v[i].fieldId == 186) { /* NVML_FI_DEV_POWER_INSTANT, mW */
+      v[i].valueType = 1;
+      v[i].value.ui = (unsigned)env_int("FAKE_NVML_POWER_W", 300) * 1000u;
+      v[i].nvmlReturn = 0;
+    } else {
+      v[i].nvmlReturn = 3;
+    }
+  }
+  return 0;
+}
+/* Grows at FAKE_NVML_POWER_W with the monotonic clock, as a busy GPU's would. */
+int nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
+  if (!valid(d)) return 2;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  const double s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+  *mj = (unsigned long long)(s * env_int("FAKE_NVML_POWER_W", 300) * 1000.0);
   return 0;
 }
 int nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* p) {
@@ -72,6 +164,12 @@ int nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int* major, int* minor) {
   return 0;
 }
 int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* m) {
+  if (valid_mig(d)) {
+    m->total = 20ULL << 30;
+    m->used = 1ULL << 20;
+    m->free = m->total - m->used;
+    return 0;
+  }
   if (!valid(d)) return 2;
   m->total = 40ULL << 30;
   m->used = 1ULL << 20;
@@ -152,6 +250,7 @@ int nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned link, int* active) {
   return 0;
 }
 int nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t d, unsigned long long* r) {
-  *r = 0x1; /* GpuIdle */
+  const char* v = getenv("FAKE_NVML_THROTTLE");
+  *r = v && *v ? strtoull(v, 0, 0) : 0x1; /* GpuIdle */
   return valid(d) ? 0 : 2;
 }

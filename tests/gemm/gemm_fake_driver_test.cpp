@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
@@ -119,6 +120,76 @@ TEST_F(GemmFakeDriver, NvmlSeesGpusCudaCannotUseThem) {
   for (const auto& f : doc["findings"]) mismatch = mismatch || f["id"] == "gpu.count_mismatch";
   EXPECT_TRUE(mismatch);
   EXPECT_EQ(schema_errors(doc), "");
+}
+
+// CUDA 802 names the Fabric Manager, with the fix, in the reason and the check.
+TEST_F(GemmFakeDriver, SystemNotReadyNamesTheFabricManager) {
+  int rc = 0;
+  const auto doc = gemm({fake_cuda(), "FAKE_CUDA_INIT_RESULT=802"}, {"--expect", "p4d.24xlarge"}, &rc);
+  EXPECT_EQ(rc, 1);
+  const auto& p = doc["probes"][0];
+  const std::string reason = p["reason"];
+  EXPECT_NE(reason.find("cudaErrorSystemNotReady (802)"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("NVIDIA Fabric Manager"), std::string::npos) << reason;
+  EXPECT_NE(p["checks"][0]["fix"].get<std::string>().find("systemctl status nvidia-fabricmanager"),
+            std::string::npos);
+  EXPECT_EQ(schema_errors(doc), "");
+}
+
+// MIG on, no instance created: CUDA sees no device, NVML sees the GPUs.
+TEST_F(GemmFakeDriver, MigEnabledWithoutInstancesIsNamed) {
+  nvml_ = NODEPROBE_FAKE_NVML;
+  const int major = runtime_major();
+  int rc = 0;
+  const auto doc = gemm({fake_cuda(), "FAKE_CUDA_DRIVER_VERSION=" + std::to_string(major * 1000),
+                         "FAKE_NVML_GPUS=8", "FAKE_NVML_MIG_MODE=1"},
+                        {"--expect", "p4d.24xlarge"}, &rc);
+  EXPECT_EQ(rc, 1);
+  const std::string reason = doc["probes"][0]["reason"];
+  EXPECT_NE(reason.find("MIG mode is enabled on 8 GPU(s) but no MIG instance exists"), std::string::npos)
+      << reason;
+  EXPECT_EQ(reason.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+  EXPECT_NE(doc["probes"][0]["checks"][0]["fix"].get<std::string>().find("nvidia-smi mig"), std::string::npos);
+  EXPECT_EQ(doc["probes"][0]["data"]["nvml"]["gpus"][0]["mig_mode"], true);
+}
+
+// cuBLAS / cuDNN missing on the node: the probe still starts, and the report
+// names each library and why it could not be loaded.
+TEST_F(GemmFakeDriver, MissingCudaLibrariesAreNamedInTheReport) {
+  const std::string empty = dir_.file("no-cuda-libs");
+  std::filesystem::create_directories(empty);
+  int rc = 0;
+  std::string err;
+  const auto doc = gemm({fake_cuda(), "NODEPROBE_CUDA_LIBRARY_PATH=" + empty}, {}, &rc, &err);
+  EXPECT_EQ(rc, 77) << err;  // no GPU here either: the report still lands
+  std::map<std::string, nlohmann::json> libs;
+  for (const auto& l : doc["probes"][0]["data"]["cuda"]["libraries"]) libs[l["name"]] = l;
+  ASSERT_TRUE(libs.count("cublaslt"));
+  EXPECT_EQ(libs["cublaslt"]["loaded"], false);
+  EXPECT_NE(libs["cublaslt"]["error"].get<std::string>().find("cannot load libcublasLt.so."), std::string::npos);
+  EXPECT_NE(libs["cublaslt"]["error"].get<std::string>().find(empty), std::string::npos);
+  ASSERT_TRUE(libs.count("cudnn"));
+  EXPECT_EQ(libs["cudnn"]["loaded"], false);
+  EXPECT_EQ(libs["cuda_build"]["path"], "static");
+  // Without the override the toolkit's libraries load.
+  const auto ok = gemm({fake_cuda()});
+  for (const auto& l : ok["probes"][0]["data"]["cuda"]["libraries"])
+    if (l["name"] == "cublaslt") {
+      EXPECT_EQ(l["loaded"], true) << l.dump();
+    }
+}
+
+// No GPU binary needs a CUDA library to start: the loader's own failure
+// ("error while loading shared libraries") would leave no report at all.
+TEST(GpuBinaries, NeedNoCudaLibraryToStart) {
+  for (const char* name : {"nodeprobe-gemm", "nodeprobe-io", "nodeprobe-allreduce"}) {
+    const std::string path = std::string(NODEPROBE_BIN_DIR) + "/" + name;
+    if (!std::filesystem::exists(path)) continue;  // allreduce needs MPI
+    const SpawnResult r = run({"readelf", "-d", path}, 30);
+    ASSERT_TRUE(r.exited_ok()) << r.err;
+    for (const char* lib : {"libcudart", "libcublas", "libcublasLt", "libcudnn", "libnccl", "libcuda.so"})
+      EXPECT_EQ(r.out.find(std::string("[") + lib), std::string::npos) << name << " needs " << lib;
+  }
 }
 
 TEST_F(GemmFakeDriver, DriverLibraryVersionMismatch) {

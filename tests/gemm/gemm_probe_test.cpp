@@ -17,6 +17,7 @@ namespace nodeprobe::gemm {
 namespace {
 
 using testing::FakeBackend;
+using testing::FakeGpu;
 
 struct ProbeRun {
   ProbeResult r;
@@ -375,6 +376,168 @@ TEST(GemmProbe, NvmlInventoryChecksWithFakeDriver) {
   EXPECT_EQ(ecc->finding, "gpu.ecc");
   EXPECT_NE(find_finding_kind("gpu.ecc"), nullptr);
   EXPECT_EQ(run.host.driver, "550.54.15");
+}
+
+// Sets FAKE_NVML_* for one test and clears them after.
+class FakeNvmlEnv {
+ public:
+  explicit FakeNvmlEnv(std::map<std::string, std::string> vars) : vars_(std::move(vars)) {
+    for (const auto& [k, v] : vars_) ::setenv(k.c_str(), v.c_str(), 1);
+  }
+  ~FakeNvmlEnv() {
+    for (const auto& [k, v] : vars_) ::unsetenv(k.c_str());
+  }
+
+ private:
+  std::map<std::string, std::string> vars_;
+};
+
+TEST(GemmProbe, MigSliceJudgedByItsShareWithItsGpusChecks) {
+  const FakeNvmlEnv env({{"FAKE_NVML_GPUS", "1"}, {"FAKE_NVML_MIG_MODE", "1"},
+                         {"FAKE_NVML_MIG", "3g.20gb,3g.20gb"}, {"FAKE_NVML_ECC_UNCORRECTED", "1"}});
+  FakeBackend b;
+  b.gpus.resize(2);
+  for (int i = 0; i < 2; ++i) {
+    FakeGpu& g = b.gpus[static_cast<std::size_t>(i)];
+    g.name = "NVIDIA A100-SXM4-40GB MIG 3g.20gb";
+    g.uuid = testing::fake_mig_uuid(0, i);
+    g.cc_major = 8;
+    g.sm_count = 42;  // a 3g slice of the A100's 108 SMs
+    g.tflops[Precision::kBf16] = 100;  // 82 % of the slice's 121 (whole GPU: 32 % of 312)
+    g.tflops[Precision::kFp16] = 60;   // 49 % of the slice's share: slow
+  }
+  GemmOptions o = small_options();
+  o.conv = o.train = o.p2p = false;
+  o.precisions = {Precision::kBf16, Precision::kFp16};
+  const ProbeRun run = run_probe(b, o, NODEPROBE_FAKE_NVML);
+  // Judged against 42/108 of the A100's peak, and said so.
+  const Check* bf16 = check(run.r, "gpu0.gemm.speed.bf16");
+  ASSERT_TRUE(bf16);
+  EXPECT_EQ(bf16->status, Status::kPass) << bf16->observed;
+  EXPECT_NE(bf16->detail.find("MIG slice 3g.20gb: by share: 42 of the A100-SXM4-40GB's 108 SMs"),
+            std::string::npos) << bf16->detail;
+  EXPECT_EQ(status_of(run.r, "gpu1.gemm.speed.fp16"), "warn");
+  EXPECT_EQ(run.r.data["gpus"][0]["mig"]["profile"], "3g.20gb");
+  // Memory bandwidth of a slice is not judged against the GPU's HBM figure.
+  EXPECT_EQ(metrics(run.r, "memory.device_pct_of_spec"), 0u);
+  // The MIG UUID maps to its GPU: ECC and PCIe are the GPU's, not silently skipped.
+  EXPECT_EQ(run.r.data["gpus"][1]["nvml_index"], 0);
+  EXPECT_EQ(status_of(run.r, "gpu0.ecc"), "fail");
+  EXPECT_EQ(status_of(run.r, "gpu1.pcie"), "pass");
+  ASSERT_EQ(run.r.data["nvml"]["gpus"][0]["mig_devices"].size(), 2u);
+  EXPECT_EQ(run.host.gpus[0]["mig_devices"][1]["uuid"], testing::fake_mig_uuid(0, 1));
+}
+
+TEST(GemmProbe, MigSliceOfAGpuWithoutSmCountIsNotJudged) {
+  FakeBackend b;
+  b.gpus.resize(1);
+  b.gpus[0].name = "NVIDIA GeForce RTX 4090 MIG 1g.5gb";  // no row for the parent
+  b.gpus[0].cc_major = 8;
+  b.gpus[0].cc_minor = 9;
+  GemmOptions o = small_options();
+  o.conv = o.train = o.memory = false;
+  const ProbeRun run = run_probe(b, o);
+  EXPECT_EQ(metrics(run.r, "gemm.pct_of_peak"), 0u);
+  EXPECT_EQ(run.r.data["gpus"][0]["mig"]["judged"], "not judged: unknown GPU model");
+  EXPECT_EQ(status_of(run.r, "gpu0.gemm.speed.bf16"), "pass");
+}
+
+TEST(GemmProbe, VoltaUnderCuda13SkipsEverySection) {
+  FakeBackend b;
+  b.env.runtime_version = 13000;
+  b.env.driver_version = 13000;
+  b.gpus.resize(2);
+  for (auto& g : b.gpus) {
+    g.name = "Tesla V100-SXM2-32GB";
+    g.cc_major = 7;
+    g.cc_minor = 0;
+  }
+  GemmOptions o = small_options();
+  o.expect_instance = "p3dn.24xlarge";
+  o.expect_gpus = 2;
+  const ProbeRun run = run_probe(b, o);
+  EXPECT_EQ(run.r.status, Status::kSkip);
+  EXPECT_NE(run.r.reason.find("this build does not support Volta; build with CUDA 12.x"), std::string::npos)
+      << run.r.reason;
+  for (const char* id : {"gpu0.gemm", "gpu0.conv", "gpu0.memory", "gpu1.train"}) {
+    const Check* c = check(run.r, id);
+    ASSERT_TRUE(c) << id;
+    EXPECT_EQ(c->status, Status::kSkip) << id;
+    EXPECT_NE(c->detail.find("does not support Volta"), std::string::npos) << id;
+  }
+  EXPECT_EQ(b.time_gemm_calls, 0);
+  EXPECT_EQ(metrics(run.r, "p2p.bandwidth"), 0u);
+  EXPECT_EQ(status_of(run.r, "gpu.count"), "pass");  // the node itself is as expected
+  // The same GPUs with a CUDA 12 build run normally.
+  b.env.runtime_version = 12080;
+  const ProbeRun cuda12 = run_probe(b, o);
+  EXPECT_NE(cuda12.r.status, Status::kSkip);
+  EXPECT_GT(b.time_gemm_calls, 0);
+  // Turing (7.5) is still supported by CUDA 13.
+  b.env.runtime_version = 13000;
+  for (auto& g : b.gpus) {
+    g.name = "Tesla T4";
+    g.cc_minor = 5;
+  }
+  EXPECT_EQ(check(run_probe(b, o).r, "gpu0.gemm"), nullptr);
+}
+
+TEST(GemmProbe, MissingCublasIsNamedAndOtherSectionsRun) {
+  FakeBackend b;
+  b.gpus.resize(1);
+  b.blas_missing = "cannot load libcublasLt.so.13: libcublasLt.so.13: cannot open shared object file";
+  const ProbeRun run = run_probe(b, small_options());
+  EXPECT_EQ(run.r.status, Status::kError);
+  EXPECT_NE(run.r.reason.find("libcublasLt.so.13"), std::string::npos) << run.r.reason;
+  for (const char* id : {"gpu0.gemm", "gpu0.train"}) {
+    const Check* c = check(run.r, id);
+    ASSERT_TRUE(c) << id;
+    EXPECT_EQ(c->status, Status::kError);
+    EXPECT_NE(c->observed.find("libcublasLt.so.13"), std::string::npos);
+  }
+  EXPECT_EQ(b.time_gemm_calls, 0);
+  EXPECT_EQ(status_of(run.r, "gpu0.conv.verify.fp16"), "pass");  // cuDNN needs no cuBLAS
+  EXPECT_EQ(metrics(run.r, "memory.device_bandwidth"), 3u);
+  EXPECT_EQ(run.r.data["cuda"]["libraries"][0]["loaded"], false);
+}
+
+TEST(GemmProbe, MissingCudnnSkipsConvWithTheReason) {
+  FakeBackend b;
+  b.gpus.resize(1);
+  b.cudnn = false;
+  GemmOptions o = small_options();
+  o.gemm = o.memory = o.train = false;
+  const ProbeRun run = run_probe(b, o);
+  const Check* c = check(run.r, "gpu0.conv");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kSkip);
+  EXPECT_EQ(c->detail, "no cuDNN in this fake");
+}
+
+TEST(GemmProbe, TimedWindowSamplesClocksPowerAndThrottling) {
+  const FakeNvmlEnv env({{"FAKE_NVML_GPUS", "1"}, {"FAKE_NVML_NAME", "NVIDIA H100 80GB HBM3"},
+                         {"FAKE_NVML_THROTTLE", "0x41"}, {"FAKE_NVML_POWER_W", "500"}});
+  FakeBackend b;
+  b.gpus.resize(1);
+  b.busy_polls = 4;
+  b.gpus[0].tflops[Precision::kBf16] = 400;  // 40 % of 989.5: slow
+  GemmOptions o = small_options();
+  o.conv = o.memory = o.train = false;
+  o.precisions = {Precision::kBf16};
+  const ProbeRun run = run_probe(b, o, NODEPROBE_FAKE_NVML);
+  const Json& w = run.r.data["gpus"][0]["gemm_busy_window_bf16"];
+  EXPECT_EQ(w["samples"], 4);  // sampled for as long as the timed work ran
+  EXPECT_EQ(w["sm_clock_min_mhz"], 1410);
+  EXPECT_EQ(w["throttle_reasons"], "HwThermalSlowdown");  // GpuIdle left out
+  EXPECT_EQ(w["power_instant_max_w"], 500.0);
+  // The energy counter's mean over the window, not the 1 s average.
+  EXPECT_NEAR(w["power_energy_counter_w"].get<double>(), 500, 75);
+  const Check* c = check(run.r, "gpu0.gemm.speed.bf16");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->status, Status::kWarn);
+  EXPECT_NE(c->observed.find("while throttled (HwThermalSlowdown)"), std::string::npos) << c->observed;
+  EXPECT_NE(c->fix.find("cooling"), std::string::npos);
+  EXPECT_NE(c->detail.find("SM clock 1410-1410 MHz"), std::string::npos) << c->detail;
 }
 
 TEST(GemmOptions, ProfilesAndValidation) {

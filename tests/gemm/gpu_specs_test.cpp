@@ -25,6 +25,9 @@ TEST(GpuSpecs, RealDeviceNamesMapToTheRightModel) {
   EXPECT_EQ(model_of("NVIDIA H100 80GB HBM3"), "H100-SXM");
   EXPECT_EQ(model_of("NVIDIA H100 PCIe"), "H100-PCIE");
   EXPECT_EQ(model_of("NVIDIA H200"), "H200-SXM");
+  // GH200 contains "H200" but is its own GPU: 96 GB HBM3 at 4 TB/s (or 144 GB HBM3e).
+  EXPECT_EQ(model_of("NVIDIA GH200 480GB"), "GH200");
+  EXPECT_EQ(model_of("NVIDIA GH200 144G HBM3e"), "GH200-HBM3e");
   EXPECT_EQ(model_of("NVIDIA L4"), "L4");
   EXPECT_EQ(model_of("NVIDIA L40S"), "L40S");
   // Unknown GPUs get TFLOP/s without a peak, never a wrong peak.
@@ -62,6 +65,7 @@ TEST(GpuSpecs, EveryRowIsComplete) {
     EXPECT_GT(s.fp16, s.fp32);  // tensor cores beat FP32 on every listed GPU
     EXPECT_GT(s.mem_gbs, 0);
     EXPECT_GE(s.pcie_gen, 3);
+    EXPECT_GT(s.sm_count, 0);
     EXPECT_FALSE(s.source.empty());
     EXPECT_FALSE(s.match.empty());
     EXPECT_GT(s.slow_pct_tensor, 0);
@@ -73,6 +77,33 @@ TEST(GpuSpecs, EveryRowIsComplete) {
       EXPECT_NEAR(s.fp8, 2 * s.fp16, 0.02 * s.fp8);  // datasheets round each figure
     }
   }
+}
+
+TEST(GpuSpecs, Gh200IsNotAnH200) {
+  const GpuSpec& gh = *find_gpu_spec("NVIDIA GH200 480GB");
+  EXPECT_DOUBLE_EQ(gh.mem_gbs, 4000);
+  EXPECT_DOUBLE_EQ(peak_tflops(gh, Precision::kBf16), 989.5);
+  EXPECT_DOUBLE_EQ(find_gpu_spec("NVIDIA GH200 144G HBM3e")->mem_gbs, 4900);
+  EXPECT_DOUBLE_EQ(find_gpu_spec("NVIDIA H200")->mem_gbs, 4800);
+}
+
+TEST(GpuSpecs, MigSlicesByTheirShare) {
+  const auto mig = parse_mig_name("NVIDIA A100-SXM4-40GB MIG 3g.20gb");
+  ASSERT_TRUE(mig);
+  EXPECT_EQ(mig->parent, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(mig->profile, "3g.20gb");
+  EXPECT_EQ(parse_mig_name("NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb")->profile, "1c.3g.40gb");
+  EXPECT_FALSE(parse_mig_name("NVIDIA A100-SXM4-40GB"));
+  // The slice finds its GPU's row, never the whole GPU's peak by accident...
+  EXPECT_EQ(model_of("NVIDIA A100-SXM4-40GB MIG 3g.20gb"), "A100-SXM4-40GB");
+  // ...and is judged by its SMs' share of it.
+  const GpuSpec& a100 = *find_gpu_spec("NVIDIA A100-SXM4-40GB");
+  const auto share = mig_share(a100, 42);
+  ASSERT_TRUE(share);
+  EXPECT_NEAR(peak_tflops(*share, Precision::kBf16), 312.0 * 42 / 108, 1e-9);
+  EXPECT_EQ(share->mem_gbs, 0);  // a slice's memory bandwidth is not judged
+  EXPECT_FALSE(mig_share(a100, 0));
+  EXPECT_FALSE(mig_share(a100, 200));
 }
 
 TEST(GpuSpecs, PcieLinkBandwidth) {
@@ -100,7 +131,7 @@ TEST(InstanceTypes, ExpectedGpus) {
 }
 
 TEST(InstanceTypes, EveryFamilyHasASpec) {
-  const std::set<std::string> families = {"T4", "A10G", "V100", "A100", "H100", "H200", "L4", "L40S"};
+  const std::set<std::string> families = {"T4", "A10G", "V100", "A100", "H100", "H200", "GH200", "L4", "L40S"};
   std::set<std::string> spec_families;
   for (const auto& s : gpu_specs()) spec_families.insert(std::string(s.family));
   for (const auto& f : families) EXPECT_TRUE(spec_families.count(f)) << f;

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "busy_window.h"
 #include "nvml.h"
 
 namespace nodeprobe::gemm {
@@ -104,6 +105,46 @@ TEST(Nvml, ThrottleReasons) {
   EXPECT_EQ(describe_throttle_reasons(-1), "unknown");
   EXPECT_EQ(describe_throttle_reasons(0x4 | 0x40), "SwPowerCap, HwThermalSlowdown");
   EXPECT_EQ(describe_throttle_reasons(0x10000), "other");
+}
+
+}  // namespace
+}  // namespace nodeprobe::gemm
+
+namespace nodeprobe::gemm {
+namespace {
+
+TEST(BusyWindow, PowerFromTheEnergyCounterClocksAndThrottling) {
+  BusyWindow w;
+  EXPECT_EQ(w.describe(), "no NVML samples");
+  NvmlSample s;
+  s.sm_clock_mhz = 1980;
+  s.energy_mj = 1'000'000;
+  s.power_instant_w = 650;
+  s.power_draw_w = 90;  // the 1 s average still holds the idle second before
+  s.throttle_reasons = 0x1;  // GpuIdle: the first sample can precede the work
+  w.add(s, 10.0);
+  s.sm_clock_mhz = 1410;
+  s.energy_mj = 1'000'000 + 350'000;  // 350 J in 0.5 s: 700 W
+  s.power_instant_w = 690;
+  s.throttle_reasons = 0x4;  // SwPowerCap
+  w.add(s, 10.5);
+  EXPECT_EQ(w.count(), 2);
+  EXPECT_DOUBLE_EQ(w.energy_power_w(), 700);
+  EXPECT_EQ(w.sm_clock_min(), 1410);
+  EXPECT_EQ(w.sm_clock_max(), 1980);
+  EXPECT_EQ(w.throttle_reasons(), 0x4);
+  EXPECT_EQ(abnormal_throttle(w.throttle_reasons()), 0);  // a power cap is by design
+  EXPECT_EQ(abnormal_throttle(0x40 | 0x4), 0x40);          // thermal slowdown is not
+  EXPECT_DOUBLE_EQ(w.power_instant_max_w(), 690);
+  EXPECT_DOUBLE_EQ(w.seconds(), 0.5);
+  // No counter movement: the instantaneous field; neither: the 1 s average, flagged.
+  BusyWindow flat;
+  NvmlSample f;
+  f.power_draw_w = 90;
+  flat.add(f, 1);
+  flat.add(f, 1.01);
+  EXPECT_EQ(flat.energy_power_w(), -1);
+  EXPECT_NE(flat.describe().find("1 s average: may include idle time"), std::string::npos) << flat.describe();
 }
 
 }  // namespace

@@ -66,12 +66,12 @@ std::vector<std::string> IoRun::stderr_lines() const {
   return out;
 }
 
-IoRun run_io(std::vector<std::string> args, double timeout_s) {
+IoRun run_io(std::vector<std::string> args, double timeout_s, std::vector<std::string> env) {
   std::vector<std::string> argv{nodeprobe::testing::bin("nodeprobe-io")};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--json", "-", "--quiet"});
   IoRun r;
-  r.proc = nodeprobe::testing::run(argv, timeout_s);
+  r.proc = nodeprobe::testing::run(argv, timeout_s, env);
   r.report = nlohmann::json::parse(r.proc.out, nullptr, false);
   if (r.report.is_discarded()) r.report = nullptr;
   return r;

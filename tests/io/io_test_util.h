@@ -42,8 +42,9 @@ struct IoRun {
   std::vector<std::string> stderr_lines() const;
 };
 
-/// Runs nodeprobe-io with `args` plus `--json - --quiet`.
-IoRun run_io(std::vector<std::string> args, double timeout_s = 60);
+/// Runs nodeprobe-io with `args` plus `--json - --quiet`; `env` ("K=V")
+/// entries are added to the environment.
+IoRun run_io(std::vector<std::string> args, double timeout_s = 60, std::vector<std::string> env = {});
 
 /// Prepares a dataset (or fails the test).
 void prepare(const std::string& dir, const std::vector<std::string>& extra);

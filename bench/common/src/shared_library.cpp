@@ -1,0 +1,59 @@
+#include "nodeprobe/shared_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace nodeprobe {
+
+SharedLibrary SharedLibrary::open(const std::string& name, const std::vector<std::string>& dirs) {
+  SharedLibrary lib;
+  // RTLD_NODELETE: dlclose never unloads (cuBLAS and cuDNN keep threads and
+  // atexit handlers that must not outlive their code).
+  const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+  if (dirs.empty()) {
+    lib.path_ = name;
+    lib.handle_ = ::dlopen(name.c_str(), flags);
+    if (!lib.handle_) {
+      const char* why = ::dlerror();
+      lib.error_ = "cannot load " + name + ": " + (why ? why : "unknown error");
+    }
+    return lib;
+  }
+  std::string tried;
+  for (const std::string& d : dirs) {
+    const std::string path = d + "/" + name;
+    lib.handle_ = ::dlopen(path.c_str(), flags);
+    if (lib.handle_) {
+      lib.path_ = path;
+      return lib;
+    }
+    const char* why = ::dlerror();
+    tried += (tried.empty() ? "" : "; ") + std::string(why ? why : path + ": unknown error");
+  }
+  lib.path_ = name;
+  lib.error_ = "cannot load " + name + " from NODEPROBE_CUDA_LIBRARY_PATH: " + tried;
+  return lib;
+}
+
+void* SharedLibrary::symbol(const char* name) const {
+  return handle_ ? ::dlsym(handle_, name) : nullptr;
+}
+
+std::vector<std::string> cuda_library_dirs() {
+  std::vector<std::string> dirs;
+  const char* v = std::getenv("NODEPROBE_CUDA_LIBRARY_PATH");
+  if (!v) return dirs;
+  std::string s(v);
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    const std::size_t end = s.find(':', start);
+    const std::string d = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!d.empty()) dirs.push_back(d);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return dirs;
+}
+
+}  // namespace nodeprobe
