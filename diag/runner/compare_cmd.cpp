@@ -35,6 +35,21 @@ CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt) {
 
 namespace {
 
+// The rendered comparison to --out or stdout; exit 1 when something got worse.
+int emit_comparison(const CompareCmdOptions& opt, const std::string& doc, bool worse) {
+  if (opt.out.empty()) {
+    std::cout << doc << std::flush;
+  } else {
+    try {
+      write_file_atomic(opt.out, doc);
+    } catch (const std::exception& e) {
+      std::cerr << "nodeprobe compare: " << e.what() << "\n";
+      return exit_code::kError;
+    }
+  }
+  return worse ? exit_code::kFail : exit_code::kOk;
+}
+
 // Two fleet reports: nodes paired by host (fleet_compare.h).
 int compare_fleet_reports(const CompareCmdOptions& opt, const std::string& before_text, const std::string& after_text) {
   FleetReport before, after;
@@ -57,17 +72,7 @@ int compare_fleet_reports(const CompareCmdOptions& opt, const std::string& befor
   if (opt.format == "md") render_fleet_compare_markdown(c, doc);
   else if (opt.format == "json") doc << fleet_compare_to_json(c).dump(2) << "\n";
   else render_fleet_compare_text(c, doc);
-  if (opt.out.empty()) {
-    std::cout << doc.str() << std::flush;
-  } else {
-    try {
-      write_file_atomic(opt.out, doc.str());
-    } catch (const std::exception& e) {
-      std::cerr << "nodeprobe compare: " << e.what() << "\n";
-      return exit_code::kError;
-    }
-  }
-  return c.any_worse() ? exit_code::kFail : exit_code::kOk;
+  return emit_comparison(opt, doc.str(), c.any_worse());
 }
 
 bool is_fleet(const std::string& schema) { return schema.rfind("nodeprobe.fleet/", 0) == 0; }
@@ -111,17 +116,7 @@ int run_compare(const CompareCmdOptions& opt) {
     h.title = "nodeprobe compare: " + after.host.hostname;
     render_html(after, doc, h);
   }
-  if (opt.out.empty()) {
-    std::cout << doc.str() << std::flush;
-  } else {
-    try {
-      write_file_atomic(opt.out, doc.str());
-    } catch (const std::exception& e) {
-      std::cerr << "nodeprobe compare: " << e.what() << "\n";
-      return exit_code::kError;
-    }
-  }
-  return c.any_worse() ? exit_code::kFail : exit_code::kOk;
+  return emit_comparison(opt, doc.str(), c.any_worse());
 }
 
 }  // namespace nodeprobe::diag
