@@ -212,14 +212,19 @@ std::vector<double> busbw_samples(const std::vector<double>& iter_s, std::size_t
 
 }  // namespace
 
-std::string choose_provider(const FleetContext& c) {
-  if (!c.opt->provider.empty()) return c.opt->provider;
-  // EFA only when every node has it: one node without it measures tcp against efa otherwise.
-  for (int r : c.co->alive_ranks()) {
-    const Json& p = c.co->hello(r).value("providers", Json::array());
+std::string choose_provider(const std::string& forced, const std::vector<Json>& hellos) {
+  if (!forced.empty()) return forced;
+  for (const Json& h : hellos) {
+    const Json p = h.value("providers", Json::array());
     if (std::find(p.begin(), p.end(), "efa") == p.end()) return "tcp";
   }
-  return c.co->alive_ranks().empty() ? "tcp" : "efa";
+  return hellos.empty() ? "tcp" : "efa";
+}
+
+std::string choose_provider(const FleetContext& c) {
+  std::vector<Json> hellos;
+  for (int r : c.co->alive_ranks()) hellos.push_back(c.co->hello(r));
+  return choose_provider(c.opt->provider, hellos);
 }
 
 void mark_lost_nodes(FleetContext& c) {

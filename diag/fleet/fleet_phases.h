@@ -37,6 +37,9 @@ void phase_ring(FleetContext& c);
 
 /// --provider, else efa when every live node offers it, else tcp.
 std::string choose_provider(const FleetContext& c);
+// The choice itself: `forced` when given, else efa when every node's hello
+// lists it (one node without it would measure tcp against efa), else tcp.
+std::string choose_provider(const std::string& forced, const std::vector<Json>& hellos);
 
 /// Copies every rank the coordinator lost into the report's nodes (verdict
 /// timeout or error, the phase, the reason).
