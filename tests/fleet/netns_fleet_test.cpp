@@ -1,8 +1,10 @@
 // nodeprobe fleet on the 4-host netns cluster (scripts/netns-cluster.sh),
 // started the way users start it (--hostfile: nodeprobe runs mpirun): one
 // host at a quarter of the link rate, one slow pair, one stopped host, and
-// the quick profile end to end. Links are shaped to 200 Mbit/s so that the
-// shaping, not this machine's load, sets the speeds; assertions are about
+// the quick profile end to end. Links are shaped to 200 Mbit/s (50 Mbit/s,
+// a quarter of that for the slow one, where the judgement is tested: under a
+// full parallel test run, CPU contention made a 200 Mbit/s pair read 0.67 x)
+// so that the shaping, not this machine's load, sets the speeds; assertions are about
 // which node or link is named, never about speed. Skipped without root.
 #include <gtest/gtest.h>
 
@@ -73,10 +75,10 @@ void expect_valid(const FleetRun& r) {
 }
 
 TEST(FleetNetns, OneHostAtAQuarterOfTheLinkRateIsTheOnlyNodeOutlier) {
-  NetnsCluster c(4, {"--rate", "200mbit", "--host-rate", "3:50mbit"});
+  NetnsCluster c(4, {"--rate", "50mbit", "--host-rate", "3:12mbit"});
   NEED_CLUSTER(c);
   nt::TempDir tmp;
-  const FleetRun r = run_fleet(c, tmp, {"--skip", "local,ring", "--pair-bytes", "2M", "--stall-timeout", "20"});
+  const FleetRun r = run_fleet(c, tmp, {"--skip", "local,ring", "--pair-bytes", "1M", "--stall-timeout", "20"});
   ASSERT_FALSE(r.report.nodes.empty()) << r.proc.describe() << r.proc.err;
   expect_valid(r);
   EXPECT_EQ(r.proc.exit_code, 1) << r.proc.err;  // a node to drain
@@ -97,10 +99,10 @@ TEST(FleetNetns, OneHostAtAQuarterOfTheLinkRateIsTheOnlyNodeOutlier) {
 }
 
 TEST(FleetNetns, OneSlowPairIsALinkOutlierNamingBothEndsAndNoNode) {
-  NetnsCluster c(4, {"--rate", "200mbit", "--pair-rate", "1-2:50mbit"});
+  NetnsCluster c(4, {"--rate", "50mbit", "--pair-rate", "1-2:12mbit"});
   NEED_CLUSTER(c);
   nt::TempDir tmp;
-  const FleetRun r = run_fleet(c, tmp, {"--skip", "local,ring", "--pair-bytes", "2M", "--stall-timeout", "20"});
+  const FleetRun r = run_fleet(c, tmp, {"--skip", "local,ring", "--pair-bytes", "1M", "--stall-timeout", "20"});
   ASSERT_FALSE(r.report.nodes.empty()) << r.proc.describe() << r.proc.err;
   expect_valid(r);
   EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;  // warn: nobody to drain
