@@ -46,7 +46,10 @@ struct Placement {
   double algbw = 0;      ///< GB/s (1e9 B/s): bytes / time
   double busbw = 0;      ///< GB/s: algbw x 2(n-1)/n
   long wrong = -1;       ///< elements wrong summed over ranks; -1 when not checked
-  Stats busbw_stats;     ///< over timed iterations (host backends), n = 0 otherwise
+  /// us per allreduce over the timed samples (per iteration on blocking
+  /// backends, per group of iterations on asynchronous ones), each sample the
+  /// mean over ranks; algbw and busbw stats are derived from it (rank 0 only).
+  Stats time_stats;
   std::vector<double> rank_time_us;  ///< per rank (rank 0 only)
 };
 

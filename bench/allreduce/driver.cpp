@@ -77,8 +77,10 @@ Report skeleton(const Options& opt, int argc, char** argv) {
   return r;
 }
 
-Json make_config(const Options& opt, const Plan& plan, const HostMap& hosts, int nranks, int thread_level,
-                 const std::string& ip, const std::string& iface) {
+/// Settings go to config; what the node gave us (interface, thread level)
+/// to environment; deadlines to data.limits (they bound the run, not the numbers).
+void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap& hosts, int nranks,
+                 int thread_level, const std::string& ip, const std::string& iface) {
   Json c;
   Json targets = Json::array();
   for (const auto& t : plan.targets) targets.push_back(t.label());
@@ -98,16 +100,18 @@ Json make_config(const Options& opt, const Plan& plan, const HostMap& hosts, int
   c["window"] = opt.window;
   c["ranks"] = nranks;
   c["hosts"] = hosts.hosts;
-  c["interface"] = {{"name", iface}, {"ip", ip}};
-  c["mpi_thread_level"] = thread_level;
-  c["timeout_s"] = opt.common.timeout_s;
-  c["stall_timeout_s"] = opt.stall_timeout_s;
-  if (opt.mesh)
-    c["mesh"] = {{"port", opt.mesh_port}, {"rendezvous_port", opt.rendezvous_port}, {"timeout_s", opt.mesh_timeout_s}};
+  if (opt.mesh) c["mesh"] = true;
   if (opt.scaling)
     c["scaling"] = {{"compute_ms", opt.compute_ms}, {"grad_bytes", plan.grad_bytes}, {"bucket_mb", opt.bucket_mb},
                     {"steps", opt.steps}};
-  return c;
+  d.config = c;
+  d.environment["interface"] = iface;
+  d.environment["interface_ip"] = ip;
+  d.environment["mpi_thread_level"] = std::to_string(thread_level);
+  d.limits = {{"timeout_s", opt.common.timeout_s}, {"stall_timeout_s", opt.stall_timeout_s}};
+  if (opt.mesh)
+    d.limits["mesh"] = {{"port", opt.mesh_port}, {"rendezvous_port", opt.rendezvous_port},
+                        {"timeout_s", opt.mesh_timeout_s}};
 }
 
 int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_level) {
@@ -167,7 +171,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
 
   {
     std::lock_guard<std::timed_mutex> lk(shared.mu);
-    shared.data.config = make_config(opt, plan, hosts, nranks, thread_level, addr.ip, addr.iface);
+    fill_config(shared.data, opt, plan, hosts, nranks, thread_level, addr.ip, addr.iface);
     shared.data.hosts = hosts;
     shared.data.nranks = nranks;
     shared.data.dtype = plan.dtype;

@@ -5,6 +5,8 @@
 #include <cstdio>
 
 #include "ar_math.h"
+#include "ar_metrics.h"
+#include "nodeprobe/stats.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/probe.h"
 
@@ -19,9 +21,20 @@ std::string id_part(const std::string& label) {
   return s;
 }
 
-std::map<std::string, std::string> base_labels(const RunData& d, const TargetResult& t) {
-  return {{"backend", t.target.backend}, {"provider", provider_label(t)}, {"target", t.target.label()},
-          {"dtype", std::string(to_string(d.dtype))}, {"op", std::string(to_string(d.op))}};
+Labels target_axes(const TargetResult& t) {
+  return {{"backend", t.target.backend}, {"provider", provider_label(t)}};
+}
+
+// time, algbw and busbw of one placement from the same samples: the bandwidth
+// spreads are the time spread mapped through bytes / t, so all three agree.
+void add_placement_metrics(ProbeResult& r, const RunData& d, const SizeRow& row, const Placement& p,
+                           const Labels& axes) {
+  const Stats t = p.time_stats.n > 0 ? p.time_stats : compute_stats({p.time_us});
+  const Stats alg = map_stats(t, [&](double us) { return algbw_gbps(row.bytes, us / 1e6); });
+  const Stats bus = map_stats(alg, [&](double a) { return allreduce_busbw(a, d.nranks); });
+  add_metric(r, "busbw", p.busbw, bus, axes);
+  add_metric(r, "algbw", p.algbw, alg, axes);
+  add_metric(r, "time", p.time_us, t, axes);
 }
 
 void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
@@ -29,16 +42,34 @@ void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
     for (const bool ip : {false, true}) {
       const Placement& p = ip ? row.ip : row.oop;
       if (!p.measured) continue;
-      auto labels = base_labels(d, t);
-      labels["size"] = std::to_string(row.bytes);
-      labels["placement"] = ip ? "in-place" : "out-of-place";
-      Metric& bus = add_metric(r, "busbw", p.busbw, "GB/s", Better::kHigher, labels);
-      if (p.busbw_stats.n > 0) bus.stats = p.busbw_stats;
-      add_metric(r, "algbw", p.algbw, "GB/s", Better::kHigher, labels);
-      add_metric(r, "time", p.time_us, "us", Better::kLower, labels);
+      Labels axes = target_axes(t);
+      axes["size"] = std::to_string(row.bytes);
+      axes["placement"] = ip ? "in-place" : "out-of-place";
+      add_placement_metrics(r, d, row, p, axes);
     }
   }
-  if (!t.rows.empty()) add_metric(r, "avg_busbw", average_busbw(t.rows), "GB/s", Better::kHigher, base_labels(d, t));
+  if (!t.rows.empty()) add_metric(r, "avg_busbw", average_busbw(t.rows), target_axes(t));
+}
+
+void add_scaling_metrics(ProbeResult& r, const ScalingResult& s) {
+  if (s.points.empty()) return;
+  const double step1 = s.points.front().step_s;
+  for (const auto& p : s.points) {
+    const Labels axes{{"nodes", std::to_string(p.nodes)}};
+    if (p.predicted) {
+      add_metric(r, "predicted_step_time", p.step_s, axes);
+      add_metric(r, "predicted_efficiency", p.efficiency, axes);
+      add_metric(r, "predicted_busbw", p.busbw_gbps, axes);
+      continue;
+    }
+    // Throughput and efficiency are functions of the step time: their spread is its spread.
+    const Stats st = p.step_stats.n > 0 ? p.step_stats : compute_stats({p.step_s});
+    const double ranks = p.ranks;
+    add_metric(r, "step_time", p.step_s, st, axes);
+    add_metric(r, "throughput", p.throughput, map_stats(st, [&](double x) { return x > 0 ? ranks / x : 0; }), axes);
+    add_metric(r, "scaling_efficiency", p.efficiency,
+               map_stats(st, [&](double x) { return x > 0 ? step1 / x : 0; }), axes);
+  }
 }
 
 Json placement_json(const Placement& p) {
@@ -102,12 +133,9 @@ Check data_check(const RunData& d, const TargetResult& t) {
 }  // namespace
 
 std::string provider_label(const TargetResult& t) {
-  if (t.target.backend == "fabric") return t.target.provider;
-  if (t.target.backend == "nccl") {
-    if (!t.transport.empty() && t.transport != "nccl") return t.transport;
-    return t.target.provider.empty() ? "auto" : t.target.provider;
-  }
-  return t.transport.empty() ? "unknown" : t.transport;
+  // The requested one: what really carried the data (MPI's ob1:vader, NCCL's
+  // network) is an observation, in environment, so a pair still matches when it changes.
+  return t.target.provider.empty() ? "auto" : t.target.provider;
 }
 
 std::vector<std::string> straggler_names(const RunData& d, std::vector<int>* ranks) {
@@ -135,11 +163,15 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
   ProbeResult r;
   r.name = "allreduce";
   r.config = d.config;
+  r.environment = d.environment;
+  declare_metrics(r, allreduce_metrics());
+  if (!d.limits.empty()) r.data["limits"] = d.limits;
   if (d.started_s > 0) r.duration_s = std::max(0.0, steady_clock().now_s() - d.started_s);
   std::vector<Status> statuses;
   std::string first_reason;
   Json targets = Json::array();
   for (const auto& t : d.targets) {
+    if (!t.transport.empty()) r.environment["transport." + t.target.label()] = t.transport;
     add_size_metrics(r, d, t);
     targets.push_back(target_json(d, t));
     if (t.status == Status::kSkip || t.status == Status::kError) {
@@ -160,9 +192,8 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
       for (const auto& rb : b.rows) {
         if (ra.bytes != rb.bytes || !ra.oop.measured || !rb.oop.measured || !(rb.oop.busbw > 0)) continue;
         const double ratio = ra.oop.busbw / rb.oop.busbw;
-        add_metric(r, "busbw_ratio", ratio, "ratio", Better::kHigher,
-                   {{"a", a.target.label()}, {"b", b.target.label()}, {"size", std::to_string(ra.bytes)},
-                    {"dtype", std::string(to_string(d.dtype))}, {"op", std::string(to_string(d.op))}});
+        add_metric(r, "busbw_ratio", ratio,
+                   {{"a", a.target.label()}, {"b", b.target.label()}, {"size", std::to_string(ra.bytes)}});
         cmp.push_back({{"size", ra.bytes}, {"a_busbw_GBps", ra.oop.busbw}, {"b_busbw_GBps", rb.oop.busbw}, {"ratio", ratio}});
       }
     r.data["compare"] = {{"a", a.target.label()}, {"b", b.target.label()}, {"sizes", cmp}};
@@ -206,8 +237,8 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
     std::vector<double> rtts;
     for (const auto& l : d.mesh->links)
       if (l.ok) rtts.push_back(l.rtt_us);
-    if (!rtts.empty()) add_metric(r, "mesh_rtt", median_of(rtts), "us", Better::kLower, {{"stat", "median"}});
-    add_metric(r, "mesh_unreachable", d.mesh->unreachable(), "count", Better::kLower);
+    if (!rtts.empty()) add_sampled_metric(r, "mesh_rtt", rtts);
+    add_metric(r, "mesh_unreachable", d.mesh->unreachable());
   }
   if (d.scaling) {
     r.data["scaling"] = scaling_json(*d.scaling);
@@ -221,15 +252,7 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
                     last->nodes, last->ranks, last->limit.c_str());
       add_check(r, "scaling", Status::kPass, obs, "measured on 1, 2, 4 ... nodes; larger counts predicted");
     }
-    for (const auto& p : d.scaling->points) {
-      std::map<std::string, std::string> labels = {{"nodes", std::to_string(p.nodes)},
-                                                   {"ranks", std::to_string(p.ranks)},
-                                                   {"source", p.predicted ? "predicted" : "measured"},
-                                                   {"target", d.scaling_target}};
-      add_metric(r, "step_time", p.step_s, "s", Better::kLower, labels);
-      add_metric(r, "throughput", p.throughput, "samples/s", Better::kHigher, labels);
-      add_metric(r, "scaling_efficiency", p.efficiency, "ratio", Better::kHigher, labels);
-    }
+    add_scaling_metrics(r, *d.scaling);
   }
   if (!d.scaling_error.empty()) {
     add_check(r, "scaling", Status::kError, d.scaling_error, "the scaling emulation runs");

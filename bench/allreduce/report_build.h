@@ -15,7 +15,9 @@
 namespace nodeprobe::allreduce {
 
 struct RunData {
-  Json config = Json::object();
+  Json config = Json::object();       ///< settings the user chose
+  std::map<std::string, std::string> environment;  ///< what the node gave (interface, transports)
+  Json limits = Json::object();       ///< deadlines (data.limits: not settings of the measurement)
   HostMap hosts;
   int nranks = 1;
   DType dtype = DType::kFloat32;
@@ -31,8 +33,8 @@ struct RunData {
   double started_s = 0;               ///< steady-clock start (duration_s of the probe)
 };
 
-/// The label value of `provider` for a target: the requested fabric provider,
-/// MPI's transport ("ob1:tcp") or NCCL's network.
+/// The `provider` axis of a target: the requested fabric provider or NCCL
+/// network, "auto" where the library chooses (MPI, NCCL without one).
 std::string provider_label(const TargetResult& t);
 
 /// Ranks whose time at the largest size exceeds 1.5x the median (for the first

@@ -11,6 +11,7 @@
 
 #include "ar_math.h"
 #include "nodeprobe/clock.h"
+#include "nodeprobe/stats.h"
 
 namespace nodeprobe::allreduce {
 
@@ -189,7 +190,8 @@ void measure_point(const BackendContext& ctx, const Target& t, MPI_Comm sub, int
     if (s >= 0) steps.push_back(worst);
   }
   comm_thread.reset();
-  pt.step_s = median_of(steps);
+  pt.step_stats = compute_stats(steps);
+  pt.step_s = pt.step_stats.median;
 }
 
 }  // namespace
@@ -269,32 +271,76 @@ ScalingResult run_scaling(const BackendContext& ctx, const Target& t, const Host
   for (auto& p : res.points) p.efficiency = scaling_efficiency(p.throughput, p.nodes, thr1);
   fit_alpha_busbw(static_cast<double>(small * esize), small_s, res.bucket_bytes, big_s, last_ranks, &res.alpha_s,
                   &res.busbw_gbps);
-  const double last_bytes = static_cast<double>(counts.back() * esize);
+  res.last_bucket_bytes = static_cast<double>(counts.back() * esize);
+  add_predictions(res, {8, 16});
+  return res;
+}
+
+void add_predictions(ScalingResult& res, const std::vector<int>& node_counts) {
+  if (res.points.empty()) return;
+  const ScalingPoint last = res.points.back();  // the largest measured node count
+  const double step1 = res.points.front().step_s;
+  for (const auto& p : res.points)
+    if (p.nodes >= 2) res.link_busbw_gbps = std::max(res.link_busbw_gbps, p.busbw_gbps);
+  // The fit removes latency from the bucket time and so can exceed what the
+  // links ever carried; never assume faster links than measured.
+  res.model_busbw_gbps = res.busbw_gbps > 0 ? res.busbw_gbps : res.link_busbw_gbps;
+  if (res.link_busbw_gbps > 0) res.model_busbw_gbps = std::min(res.model_busbw_gbps, res.link_busbw_gbps);
+  auto modelled_step = [&](int ranks, double* bucket_s, double* last_s) {
+    *bucket_s = model_allreduce_s(res.bucket_bytes, ranks, res.alpha_s, res.model_busbw_gbps);
+    *last_s = model_allreduce_s(res.last_bucket_bytes, ranks, res.alpha_s, res.model_busbw_gbps);
+    return res.overlap ? model_step_s(res.compute_s, res.buckets, *bucket_s, *last_s)
+                       : res.compute_s + (res.buckets - 1) * *bucket_s + *last_s;
+  };
+  double b = 0, l = 0;
+  // What the model misses at the largest measured count (skew, jitter, the
+  // communication thread) is carried forward, never subtracted.
+  res.overhead_s = std::max(0.0, last.step_s - modelled_step(last.ranks, &b, &l));
   auto explain = [&](ScalingPoint& p) {
     const double lat = 2.0 * (p.ranks - 1) * res.alpha_s;
-    const double bw = p.ranks > 1 && res.busbw_gbps > 0
-                          ? res.bucket_bytes * allreduce_bus_factor(p.ranks) / (res.busbw_gbps * 1e9)
+    const double bw = p.ranks > 1 && res.model_busbw_gbps > 0
+                          ? res.bucket_bytes * allreduce_bus_factor(p.ranks) / (res.model_busbw_gbps * 1e9)
                           : 0;
     p.limit = limiting_term(res.compute_s, res.buckets, lat, bw, p.step_s);
   };
   for (auto& p : res.points) explain(p);
-  for (const int n : {8, 16}) {
-    if (n <= nodes) continue;
+  double floor_s = last.step_s, eff_cap = last.efficiency;
+  for (const int n : node_counts) {
+    if (n <= last.nodes) continue;
     ScalingPoint p;
     p.nodes = n;
     p.ranks = n * res.ranks_per_node;
     p.predicted = true;
-    p.bucket_allreduce_s = model_allreduce_s(res.bucket_bytes, p.ranks, res.alpha_s, res.busbw_gbps);
-    p.busbw_gbps = res.busbw_gbps;
-    const double last_s = model_allreduce_s(last_bytes, p.ranks, res.alpha_s, res.busbw_gbps);
-    p.step_s = res.overlap ? model_step_s(res.compute_s, res.buckets, p.bucket_allreduce_s, last_s)
-                           : res.compute_s + (res.buckets - 1) * p.bucket_allreduce_s + last_s;
+    double last_s = 0;
+    const double model = modelled_step(p.ranks, &p.bucket_allreduce_s, &last_s) + res.overhead_s;
+    // Compute plus the last bucket, which cannot overlap anything, is a hard floor;
+    // a larger ring never reduces faster than a smaller one, so neither is the last step.
+    p.step_s = std::max({model, res.compute_s + last_s, floor_s});
+    p.busbw_gbps = res.model_busbw_gbps;
     p.throughput = p.step_s > 0 ? p.ranks / p.step_s : 0;
-    p.efficiency = scaling_efficiency(p.throughput, p.nodes, thr1);
+    p.efficiency = std::min(p.step_s > 0 ? step1 / p.step_s : 0.0, eff_cap);
+    floor_s = p.step_s;
+    eff_cap = p.efficiency;
     explain(p);
     res.points.push_back(p);
   }
-  return res;
+  char buf[256];
+  res.assumptions.clear();
+  res.assumptions.push_back("ring allreduce: 2(n-1) latency steps of alpha plus 2(n-1)/n x bytes at the bus bandwidth");
+  std::snprintf(buf, sizeof buf, "alpha %.1f us and busbw %.3f GB/s fitted on %d node(s) from a 4 KiB and a bucket-size allreduce",
+                res.alpha_s * 1e6, res.busbw_gbps, last.nodes);
+  res.assumptions.push_back(buf);
+  std::snprintf(buf, sizeof buf, "predictions use busbw %.3f GB/s: never above %.3f GB/s, the best measured across nodes",
+                res.model_busbw_gbps, res.link_busbw_gbps);
+  res.assumptions.push_back(buf);
+  res.assumptions.push_back(res.overlap ? "bucket i is ready at (i+1) x compute/buckets and reduced in order on one "
+                                          "communication thread, overlapping the rest of the compute (PyTorch DDP)"
+                                        : "no overlap (MPI without thread support): compute, then every bucket");
+  std::snprintf(buf, sizeof buf, "a step is at least compute + the last bucket's allreduce and at least the last measured "
+                "step; %.2f ms the model missed at %d node(s) is carried forward", res.overhead_s * 1e3, last.nodes);
+  res.assumptions.push_back(buf);
+  res.assumptions.push_back("one sample per rank per step: throughput = ranks / step, efficiency = step(1) / step(N), "
+                            "never rising past the last measured node count");
 }
 
 Json scaling_json(const ScalingResult& s) {
@@ -305,14 +351,24 @@ Json scaling_json(const ScalingResult& s) {
   j["buckets"] = s.buckets;
   j["compute_s"] = s.compute_s;
   j["overlap"] = s.overlap;
-  j["model"] = {{"alpha_us", s.alpha_s * 1e6}, {"busbw_GBps", s.busbw_gbps},
+  j["model"] = {{"alpha_us", s.alpha_s * 1e6},
+                {"fitted_busbw_GBps", s.busbw_gbps},
+                {"link_busbw_GBps", s.link_busbw_gbps},
+                {"busbw_GBps", s.model_busbw_gbps},
+                {"overhead_ms", s.overhead_s * 1e3},
                 {"allreduce", "2(n-1) x alpha + 2(n-1)/n x bytes / busbw"},
-                {"step", "bucket i ready at (i+1) x compute/buckets, reduced in order"}};
+                {"step", "bucket i ready at (i+1) x compute/buckets, reduced in order"},
+                {"assumptions", s.assumptions}};
   Json pts = Json::array();
-  for (const auto& p : s.points)
-    pts.push_back({{"nodes", p.nodes}, {"ranks", p.ranks}, {"predicted", p.predicted}, {"step_s", p.step_s},
-                   {"throughput", p.throughput}, {"efficiency", p.efficiency},
-                   {"bucket_allreduce_s", p.bucket_allreduce_s}, {"busbw_GBps", p.busbw_gbps}, {"limit", p.limit}});
+  for (const auto& p : s.points) {
+    Json pj = {{"nodes", p.nodes}, {"ranks", p.ranks}, {"predicted", p.predicted}, {"step_s", p.step_s},
+               {"throughput", p.throughput}, {"efficiency", p.efficiency},
+               {"bucket_allreduce_s", p.bucket_allreduce_s}, {"busbw_GBps", p.busbw_gbps}, {"limit", p.limit}};
+    if (!p.predicted && p.step_stats.n > 0)
+      pj["step_spread_s"] = {{"n", p.step_stats.n}, {"min", p.step_stats.min}, {"p5", p.step_stats.p5},
+                             {"median", p.step_stats.median}, {"p95", p.step_stats.p95}, {"max", p.step_stats.max}};
+    pts.push_back(pj);
+  }
   j["points"] = pts;
   return j;
 }
@@ -324,14 +380,19 @@ std::string scaling_text(const ScalingResult& s, const std::string& target) {
                 target.c_str(), s.grad_bytes / 1e6, s.buckets, s.compute_s * 1e3, s.ranks_per_node,
                 s.overlap ? "" : ", no overlap (MPI thread support missing)");
   std::string out = line;
-  std::snprintf(line, sizeof line, "#%6s %6s %10s %12s %10s %12s  %s\n", "nodes", "ranks", "step (ms)",
-                "samples/s", "efficiency", "busbw (GB/s)", "limited by");
+  std::snprintf(line, sizeof line, "#%6s %6s %10s %17s %12s %10s %12s  %s\n", "nodes", "ranks", "step (ms)",
+                "spread p5..p95", "samples/s", "efficiency", "busbw (GB/s)", "limited by");
   out += line;
   for (const auto& p : s.points) {
-    std::snprintf(line, sizeof line, "%7d %6d %10.2f %12.2f %10.3f %12.3f  %s%s\n", p.nodes, p.ranks, p.step_s * 1e3,
-                  p.throughput, p.efficiency, p.busbw_gbps, p.predicted ? "(predicted) " : "", p.limit.c_str());
+    char spread[40] = "-";
+    if (!p.predicted && p.step_stats.n > 1)
+      std::snprintf(spread, sizeof spread, "%.2f..%.2f", p.step_stats.p5 * 1e3, p.step_stats.p95 * 1e3);
+    std::snprintf(line, sizeof line, "%7d %6d %10.2f %17s %12.2f %10.3f %12.3f  %s%s\n", p.nodes, p.ranks,
+                  p.step_s * 1e3, spread, p.throughput, p.efficiency, p.busbw_gbps,
+                  p.predicted ? "(predicted) " : "", p.limit.c_str());
     out += line;
   }
+  for (const auto& a : s.assumptions) out += "# model: " + a + "\n";
   return out;
 }
 

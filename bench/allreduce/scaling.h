@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "nodeprobe/report.h"
 #include "mpi_util.h"
 
 namespace nodeprobe::allreduce {
@@ -34,7 +35,8 @@ void fit_alpha_busbw(double small_bytes, double small_s, double big_bytes, doubl
 struct ScalingPoint {
   int nodes = 0, ranks = 0;
   bool predicted = false;
-  double step_s = 0;
+  double step_s = 0;       ///< median over the timed steps (measured) or the model's
+  Stats step_stats;        ///< seconds per step over the timed steps (measured points)
   double throughput = 0;   ///< samples/s at one sample per rank per step
   double efficiency = 0;
   double bucket_allreduce_s = 0;
@@ -47,9 +49,23 @@ struct ScalingResult {
   int ranks_per_node = 0;
   int buckets = 0;
   double bucket_bytes = 0, grad_bytes = 0, compute_s = 0;
+  double last_bucket_bytes = 0;
   double alpha_s = 0, busbw_gbps = 0;  ///< fitted on the largest measured node count
+  double link_busbw_gbps = 0;          ///< best busbw measured across nodes: the model's ceiling
+  double model_busbw_gbps = 0;         ///< busbw the predictions use: min(fitted, link)
+  double overhead_s = 0;               ///< measured - modelled step at the largest measured count (>= 0)
   bool overlap = true;                 ///< false when MPI lacks thread support
+  std::vector<std::string> assumptions;  ///< what the predictions assume, for the report
 };
+
+/// Adds predicted points for `node_counts` beyond the measured ones. The model
+/// obeys what was measured: busbw never above the best busbw measured across
+/// nodes; a step never shorter than compute plus the allreduce that cannot
+/// overlap it (the last bucket), nor than the last measured step; so
+/// efficiency never rises past the last measured node count. Fills
+/// model_busbw_gbps, overhead_s and assumptions. Needs the measured points
+/// (rank 0's view), alpha_s and busbw_gbps.
+void add_predictions(ScalingResult& res, const std::vector<int>& node_counts);
 
 struct ScalingHooks {
   std::function<void(const std::string&)> phase;

@@ -15,9 +15,13 @@ namespace nodeprobe::allreduce {
 namespace {
 
 struct Timed {
-  double rank_seconds = 0;           // this rank's mean per iteration
-  std::vector<double> iter_seconds;  // per iteration (blocking backends)
+  double rank_seconds = 0;             // this rank's mean per iteration
+  std::vector<double> sample_seconds;  // mean seconds per iteration of each sample
 };
+
+/// Asynchronous backends (NCCL) are synchronised once per group, not per
+/// iteration, so their pipelining is kept; at most this many groups.
+constexpr int kAsyncGroups = 5;
 
 Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) b.launch(count, in_place);
@@ -27,15 +31,25 @@ Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int
   Clock& clock = steady_clock();
   const double t0 = clock.now_s();
   double prev = t0;
-  for (int i = 0; i < iters; ++i) {
-    b.launch(count, in_place);
-    if (b.blocking()) {
+  if (b.blocking()) {
+    for (int i = 0; i < iters; ++i) {
+      b.launch(count, in_place);
       const double now = clock.now_s();
-      t.iter_seconds.push_back(now - prev);
+      t.sample_seconds.push_back(now - prev);
+      prev = now;
+    }
+    b.wait();
+  } else {
+    const int groups = std::min(iters, kAsyncGroups);
+    for (int g = 0; g < groups; ++g) {
+      const int n = iters * (g + 1) / groups - iters * g / groups;
+      for (int i = 0; i < n; ++i) b.launch(count, in_place);
+      b.wait();
+      const double now = clock.now_s();
+      t.sample_seconds.push_back((now - prev) / n);
       prev = now;
     }
   }
-  b.wait();
   t.rank_seconds = (clock.now_s() - t0) / iters;
   return t;
 }
@@ -111,11 +125,15 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
         p.time_us = avg * 1e6;
         p.algbw = algbw_gbps(bytes, avg);
         p.busbw = allreduce_busbw(p.algbw, nranks);
+        // Each sample is the mean over ranks of that iteration (or group), as
+        // the value is the mean over ranks: both come from the same samples.
+        std::vector<double> samples_sum(tm.sample_seconds.size());
+        NP_CHECK_MPI(MPI_Reduce(tm.sample_seconds.data(), samples_sum.data(),
+                                static_cast<int>(tm.sample_seconds.size()), MPI_DOUBLE, MPI_SUM, 0, ctx.comm));
         if (rank == 0) {
           for (double s : per_rank) p.rank_time_us.push_back(s * 1e6);
-          std::vector<double> bw;
-          for (double s : tm.iter_seconds) bw.push_back(allreduce_busbw(algbw_gbps(bytes, s), nranks));
-          p.busbw_stats = compute_stats(bw);
+          for (double& s : samples_sum) s = s / nranks * 1e6;
+          p.time_stats = compute_stats(samples_sum);
         }
         if (opt.check > 0) {
           long wrong = 0;

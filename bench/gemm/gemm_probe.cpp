@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "gemm_metrics.h"
 #include "instance_types.h"
 #include "judge.h"
 #include "nodeprobe/error.h"
@@ -148,7 +149,7 @@ void run_p2p(SectionEnv& env, const std::vector<DeviceRun>& runs) {
       const Bandwidth b = env.backend.peer_copy(src, dst, env.opt.p2p_bytes, 2, env.opt.mem_reps);
       std::vector<double> gbs;
       for (double s : b.timing.seconds) gbs.push_back(static_cast<double>(b.bytes) / s / 1e9);
-      const Metric& m = add_sampled_metric(env.r, "p2p.bandwidth", gbs, "GB/s", Better::kHigher,
+      const Metric& m = add_sampled_metric(env.r, "p2p.bandwidth", gbs,
                                            {{"src", std::to_string(src)}, {"dst", std::to_string(dst)},
                                             {"path", direct ? "peer" : "staged"}});
       row.push_back(m.value);
@@ -167,6 +168,7 @@ void run_p2p(SectionEnv& env, const std::vector<DeviceRun>& runs) {
 void GemmProbe::run(ProbeContext& ctx, ProbeResult& r) {
   if (const std::string why = validate(opt_); !why.empty()) throw InputError(why);
   r.config = config_json(opt_);
+  declare_metrics(r, gemm_metrics());
   const Nvml nvml(nvml_library_);
   const NvmlInventory& inv = nvml.inventory();
   driver_version_ = inv.driver_version;

@@ -91,7 +91,7 @@ void run_conv_section(SectionEnv& env, DeviceRun& d) {
         }
         std::vector<double> tf;
         for (double s : t.seconds) tf.push_back(sh.flops() / s / 1e12);
-        const double median = add_sampled_metric(env.r, "conv.tflops", tf, "TFLOP/s", Better::kHigher,
+        const double median = add_sampled_metric(env.r, "conv.tflops", tf,
                                                  {{"gpu", d.label()}, {"layer", layer.name},
                                                   {"precision", pn}, {"pass", std::string(to_string(pass))},
                                                   {"batch", std::to_string(sh.n)}})

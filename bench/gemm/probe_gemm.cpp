@@ -39,14 +39,6 @@ std::string check_id(const DeviceRun& d, const std::string& what) {
   return "gpu" + d.label() + "." + what;
 }
 
-Metric& add_sampled_metric(ProbeResult& r, const std::string& name, std::vector<double> samples,
-                           const std::string& unit, Better better,
-                           std::map<std::string, std::string> labels) {
-  const Stats st = compute_stats(std::move(samples));
-  Metric& m = add_metric(r, name, st.median, unit, better, std::move(labels));
-  m.stats = st;
-  return m;
-}
 
 BusyHook window_sampler(SectionEnv& env, const DeviceRun& d, bool enabled, BusyWindow& window) {
   if (!enabled || d.nvml_index < 0) return {};
@@ -105,6 +97,7 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
       inputs.second = random_inputs(p, max_elems, kTimingSeed + 1);
     }
     const double peak = d.spec ? peak_tflops(*d.spec, p) : 0;
+    if (peak > 0) add_metric(env.r, "gemm.peak_tflops", peak, {{"gpu", d.label()}, {"precision", pn}});
     double tflops_at_max = 0;
     BusyWindow busy;
     bool unsupported = false;
@@ -129,12 +122,14 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
       for (double s : t.seconds) tf.push_back(flops / s / 1e12);
       const std::map<std::string, std::string> labels = {
           {"gpu", d.label()}, {"precision", pn}, {"size", std::to_string(size)}};
-      const double median = add_sampled_metric(env.r, "gemm.tflops", tf, "TFLOP/s",
-                                               Better::kHigher, labels).value;
+      const Metric& tm = add_sampled_metric(env.r, "gemm.tflops", tf, labels);
+      const double median = tm.value;
+      const Stats tstats = *tm.stats;
       Json row = {{"precision", pn}, {"m", size}, {"n", size}, {"k", size},
                   {"tflops", median}, {"algo", t.algo}, {"workspace_bytes", t.workspace}};
       if (peak > 0) {
-        add_metric(env.r, "gemm.pct_of_peak", 100.0 * median / peak, "%", Better::kHigher, labels);
+        add_metric(env.r, "gemm.pct_of_peak", 100.0 * median / peak,
+                   map_stats(tstats, [&](double x) { return 100.0 * x / peak; }), labels);
         row["pct_of_peak"] = 100.0 * median / peak;
       }
       rows.push_back(row);
@@ -190,8 +185,8 @@ void run_gemm_section(SectionEnv& env, DeviceRun& d) {
     const double fp32 = largest["fp32"].get<double>();
     for (const char* p : {"tf32", "fp16", "bf16", "fp8"}) {
       if (!largest.contains(p)) continue;
-      add_metric(env.r, "gemm.speedup_vs_fp32", largest[p].get<double>() / fp32, "x",
-                 Better::kHigher, {{"gpu", d.label()}, {"precision", p}, {"size", std::to_string(max_size)}});
+      add_metric(env.r, "gemm.speedup_vs_fp32", largest[p].get<double>() / fp32,
+                 {{"gpu", d.label()}, {"precision", p}, {"size", std::to_string(max_size)}});
     }
   }
   d.data["gemm"] = rows;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "judge.h"
+#include "nodeprobe/stats.h"
 #include "probe_sections.h"
 #include "verify.h"
 
@@ -41,11 +42,10 @@ void run_memory_section(SectionEnv& env, DeviceRun& d) {
     }
     const Bandwidth b = env.backend.device_bandwidth(d.dev, c, o.device_bytes, 2, o.mem_reps);
     const std::map<std::string, std::string> labels = {{"gpu", d.label()}, {"kernel", cn}};
-    const double gbs = add_sampled_metric(env.r, "memory.device_bandwidth", to_gbs(b), "GB/s",
-                                          Better::kHigher, labels).value;
+    const double gbs = add_sampled_metric(env.r, "memory.device_bandwidth", to_gbs(b), labels).value;
     mem[cn] = {{"gbs", gbs}, {"bytes_per_rep", b.bytes}};
     if (spec > 0) {
-      add_metric(env.r, "memory.device_pct_of_spec", 100 * gbs / spec, "%", Better::kHigher, labels);
+      add_metric(env.r, "memory.device_pct_of_spec", 100 * gbs / spec, labels);
       mem[cn]["pct_of_spec"] = 100 * gbs / spec;
     }
     if (c != DeviceCopy::kMemcpy) best_kernel = std::max(best_kernel, gbs);
@@ -60,8 +60,7 @@ void run_memory_section(SectionEnv& env, DeviceRun& d) {
     for (bool to_device : {true, false}) {
       const Bandwidth b = env.backend.host_transfer(d.dev, to_device, pinned, o.host_bytes, 2, o.mem_reps,
                                                     window_sampler(env, d, pinned && to_device, window));
-      const double gbs = add_sampled_metric(env.r, "memory.host_bandwidth", to_gbs(b), "GB/s",
-                                            Better::kHigher,
+      const double gbs = add_sampled_metric(env.r, "memory.host_bandwidth", to_gbs(b),
                                             {{"gpu", d.label()}, {"direction", to_device ? "h2d" : "d2h"},
                                              {"memory", pinned ? "pinned" : "pageable"}})
                              .value;
@@ -71,11 +70,9 @@ void run_memory_section(SectionEnv& env, DeviceRun& d) {
   mem["host"] = {{"h2d_pageable_gbs", h2d[0]}, {"h2d_pinned_gbs", h2d[1]},
                  {"d2h_pageable_gbs", d2h[0]}, {"d2h_pinned_gbs", d2h[1]}, {"bytes", o.host_bytes}};
   if (h2d[0] > 0)
-    add_metric(env.r, "memory.pinned_speedup", h2d[1] / h2d[0], "x", Better::kHigher,
-               {{"gpu", d.label()}, {"direction", "h2d"}});
+    add_metric(env.r, "memory.pinned_speedup", h2d[1] / h2d[0], {{"gpu", d.label()}, {"direction", "h2d"}});
   if (d2h[0] > 0)
-    add_metric(env.r, "memory.pinned_speedup", d2h[1] / d2h[0], "x", Better::kHigher,
-               {{"gpu", d.label()}, {"direction", "d2h"}});
+    add_metric(env.r, "memory.pinned_speedup", d2h[1] / d2h[0], {{"gpu", d.label()}, {"direction", "d2h"}});
 
   if (d.nvml_index >= 0) {
     const NvmlSample busy = window.last();
@@ -110,11 +107,11 @@ void run_train_section(SectionEnv& env, DeviceRun& d) {
   const TrainRun t = env.backend.train(d.dev, cfg, env.cache.train_data);
   const std::map<std::string, std::string> labels = {{"gpu", d.label()}};
   if (!t.losses.empty()) {
-    add_metric(env.r, "train.loss_initial", t.losses.front(), "", Better::kLower, labels);
-    add_metric(env.r, "train.loss_final", t.losses.back(), "", Better::kLower, labels);
+    add_metric(env.r, "train.loss_initial", t.losses.front(), labels);
+    add_metric(env.r, "train.loss_final", t.losses.back(), labels);
   }
   const double step_ms = cfg.steps > 0 ? 1e3 * t.seconds / cfg.steps : 0;
-  add_metric(env.r, "train.step_time", step_ms, "ms", Better::kLower, labels);
+  add_metric(env.r, "train.step_time", step_ms, compute_stats({step_ms}), labels);
 
   const Verdict v = judge_loss(t.losses, env.opt.loss_ratio);
   add_check(env.r, check_id(d, "train.loss_falls"), v.status, v.observed, v.expected, v.fix,

@@ -59,11 +59,6 @@ void run_conv_section(SectionEnv& env, DeviceRun& d);
 void run_memory_section(SectionEnv& env, DeviceRun& d);
 void run_train_section(SectionEnv& env, DeviceRun& d);
 
-/// Adds a metric with stats from per-repetition samples already converted to
-/// the metric's unit; its value is the median.
-Metric& add_sampled_metric(ProbeResult& r, const std::string& name, std::vector<double> samples,
-                           const std::string& unit, Better better,
-                           std::map<std::string, std::string> labels);
 
 /// The BusyHook that fills `window` with NVML samples over a timed window;
 /// empty (nothing sampled) when `enabled` is false or NVML does not know the GPU.

@@ -15,7 +15,9 @@ void consume(BatchSource& src, Clock& clock, std::size_t count, double step_s, b
     if (!ok) return;
     if (on_batch) on_batch(k);
     if (step_s > 0) clock.sleep_s(step_s);
-    t.compute_s += clock.now_s() - t1;
+    const double t2 = clock.now_s();
+    t.compute_s += t2 - t1;
+    t.marks.push_back({t1 - t0, t2 - t1, t2});
     ++t.batches;
     src.release(k);
   }

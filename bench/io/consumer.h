@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "nodeprobe/clock.h"
 
@@ -20,7 +21,14 @@ class BatchSource {
   virtual void release(std::size_t k) = 0;
 };
 
+/// One consumed batch: what it waited for, what its step took, and the clock
+/// time when the step ended (per-window spread of AU and throughput).
+struct BatchMark {
+  double wait_s = 0, compute_s = 0, end_s = 0;
+};
+
 struct ConsumerTimes {
+  std::vector<BatchMark> marks;  ///< one per consumed batch, in order
   double wait_s = 0;        ///< time blocked in acquire, all batches
   double compute_s = 0;     ///< time in the step (copy to device + step emulation)
   double first_wait_s = 0;  ///< wait for the very first batch (start-up)

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 
 #include "nodeprobe/stats.h"
+#include "windows.h"
 
 namespace nodeprobe::io {
 namespace {
@@ -19,52 +21,76 @@ std::string pct(double f) {
 
 }  // namespace
 
-Labels run_labels(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res) {
-  return {{"layout", to_string(ds.layout())},
-          {"method", to_string(cfg.method)},
-          {"cache", res.cache_label.empty() ? to_string(cfg.cache) : res.cache_label},
-          {"workers", std::to_string(cfg.workers)},
-          {"batch", std::to_string(cfg.batch)},
-          {"prefetch", std::to_string(cfg.prefetch)},
-          {"dispatch", to_string(cfg.dispatch)}};
+Labels run_axes(const std::vector<std::string>& axes, const Dataset& ds, const LoaderConfig& cfg) {
+  Labels out;
+  for (const auto& a : axes) {
+    if (a == "layout") out[a] = to_string(ds.layout());
+    else if (a == "method") out[a] = to_string(cfg.method);
+    else if (a == "cache") out[a] = to_string(cfg.cache);  // as requested: what was observed is in data
+    else if (a == "workers") out[a] = std::to_string(cfg.workers);
+    else if (a == "prefetch") out[a] = std::to_string(cfg.prefetch);
+    else throw std::logic_error("io: no axis " + a);
+  }
+  return out;
 }
 
-void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res, const Labels& labels,
+Stats sample_stats(const std::vector<double>& samples, double value) {
+  Stats st = compute_stats(samples);
+  return st.n > 0 ? st : compute_stats({value});
+}
+
+void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res, const Labels& axes,
                      bool full) {
   const double t = res.elapsed_s > 0 ? res.elapsed_s : 1e-9;
   const double n = static_cast<double>(res.samples);
-  add_metric(r, "samples_per_s", finite(n / t), "samples/s", Better::kHigher, labels);
-  add_metric(r, "throughput", finite(static_cast<double>(res.bytes) / t / 1e6), "MB/s", Better::kHigher, labels);
-  if (cfg.step_s > 0 && res.consumer.batches > 1) {
+  const bool step = cfg.step_s > 0 && res.consumer.batches > 1;
+  const WindowSamples win = window_samples(res, step);
+  const double sps = finite(n / t), mbs = finite(static_cast<double>(res.bytes) / t / 1e6);
+  add_metric(r, "samples_per_s", sps, sample_stats(win.samples_per_s, sps), axes);
+  add_metric(r, "throughput", mbs, sample_stats(win.mb_per_s, mbs), axes);
+  if (step) {
     const WaitSummary w = summarize(res.consumer);
-    add_metric(r, "data_wait_fraction", finite(w.wait_fraction), "fraction", Better::kLower, labels);
-    add_metric(r, "au", finite(w.au), "fraction", Better::kHigher, labels);
+    add_metric(r, "data_wait_fraction", finite(w.wait_fraction), sample_stats(win.wait_fraction, w.wait_fraction),
+               axes);
+    add_metric(r, "au", finite(w.au), sample_stats(win.au, w.au), axes);
   }
   if (!res.batch_latency_s.empty()) {
     std::vector<double> ms;
     ms.reserve(res.batch_latency_s.size());
     for (double v : res.batch_latency_s) ms.push_back(v * 1e3);
-    Stats st = compute_stats(ms);
+    if (full) add_sampled_metric(r, "batch_latency_p50", ms, axes);
     std::sort(ms.begin(), ms.end());
-    if (full) add_metric(r, "batch_latency_p50", st.median, "ms", Better::kLower, labels).stats = st;
-    add_metric(r, "batch_latency_p99", percentile_sorted(ms, 0.99), "ms", Better::kLower, labels);
+    add_metric(r, "batch_latency_p99", percentile_sorted(ms, 0.99), axes);
   }
-  if (res.samples > 0)
-    add_metric(r, "cpu_per_sample", finite(res.cpu_s / n * 1e6), "us", Better::kLower, labels);
+  if (res.samples > 0) {
+    const double cpu = finite(res.cpu_s / n * 1e6);
+    add_metric(r, "cpu_per_sample", cpu, sample_stats(win.cpu_us_per_sample, cpu), axes);
+  }
   if (full) {
-    add_metric(r, "first_batch_wait", finite(res.consumer.first_wait_s * 1e3), "ms", Better::kLower, labels);
-    add_metric(r, "peak_rss", static_cast<double>(res.peak_rss_kb) * 1024 / 1e6, "MB", Better::kLower, labels);
+    const double first = finite(res.consumer.first_wait_s * 1e3);
+    add_metric(r, "first_batch_wait", first, compute_stats({first}), axes);
+    add_metric(r, "peak_rss", static_cast<double>(res.peak_rss_kb) * 1024 / 1e6, axes);
   }
-  if (res.pin.device && res.h2d_s > 0)
-    add_metric(r, "h2d_throughput", static_cast<double>(res.h2d_bytes) / res.h2d_s / 1e9, "GB/s",
-               Better::kHigher, labels);
+  if (res.pin.device && res.h2d_s > 0) {
+    const double gbs = static_cast<double>(res.h2d_bytes) / res.h2d_s / 1e9;
+    add_metric(r, "h2d_throughput", gbs, sample_stats(win.h2d_gb_s, gbs), axes);
+  }
   if (!full) return;
   for (std::size_t w = 0; w < res.workers.size(); ++w) {
-    Labels l = labels;
+    Labels l = axes;
     l["worker"] = std::to_string(w);
-    add_metric(r, "worker_samples_per_s", finite(static_cast<double>(res.workers[w].samples) / t), "samples/s",
-               Better::kHigher, l);
+    add_metric(r, "worker_samples_per_s", finite(static_cast<double>(res.workers[w].samples) / t), l);
   }
+}
+
+void add_write_metric(ProbeResult& r, const PrepareResult& p, const Labels& axes) {
+  const double mbs = p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds / 1e6 : 0;
+  add_metric(r, "write_throughput", mbs, compute_stats({mbs}), axes);
+}
+
+std::map<std::string, std::string> mount_environment(const MountInfo& m) {
+  if (m.mount_point.empty()) return {};
+  return {{"data.mount_point", m.mount_point}, {"data.fs_type", m.fs_type}, {"data.mount_options", m.options}};
 }
 
 std::string run_name(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res) {

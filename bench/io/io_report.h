@@ -9,21 +9,34 @@
 
 #include "cache.h"
 #include "loader.h"
+#include "prepare.h"
+#include "io_metrics.h"
 #include "nodeprobe/probe.h"
 
 namespace nodeprobe::io {
 
 using Labels = std::map<std::string, std::string>;
 
-/// layout, method, cache (as observed), workers, batch, prefetch.
-Labels run_labels(const Dataset& ds, const LoaderConfig& cfg, const LoaderResult& res);
+/// The values of `axes` for a run (layout, method, cache as requested,
+/// workers, prefetch); io_metrics.h names which axes each probe uses.
+Labels run_axes(const std::vector<std::string>& axes, const Dataset& ds, const LoaderConfig& cfg);
+
+/// The stats of `samples`, or of the single `value` when there are none.
+Stats sample_stats(const std::vector<double>& samples, double value);
 
 /// samples/s, MB/s, data-wait fraction and AU (when there is a step time),
 /// batch latency p50/p99, first-batch wait, CPU per sample, peak RSS, H2D
-/// bandwidth (with a GPU). `full`: also p50 latency (with its spread), first-batch
-/// wait, peak RSS and one samples/s metric per worker; accept keeps the brief set.
+/// bandwidth (with a GPU), each measured one with its spread over windows of
+/// batches (windows.h). `full`: also p50 latency, first-batch wait, peak RSS
+/// and one samples/s metric per worker; accept keeps the brief set.
 void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res,
-                     const Labels& labels, bool full);
+                     const Labels& axes, bool full);
+
+/// write_throughput of a prepared dataset (one sample: the write and its sync).
+void add_write_metric(ProbeResult& r, const PrepareResult& p, const Labels& axes);
+
+/// The data directory's mount (environment of the measurement).
+std::map<std::string, std::string> mount_environment(const MountInfo& m);
 
 /// io.data_integrity: fail when any record was not the sample the index names.
 void add_integrity_check(ProbeResult& r, std::uint64_t samples, std::uint64_t bad, const std::string& first_bad,

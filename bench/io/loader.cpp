@@ -300,25 +300,43 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       }
       return false;
     };
+    const double cpu_before = res.cpu_s;
     auto on_batch = [&](std::size_t k) {
       std::size_t n = 0;
       std::uint64_t bytes = 0;
       const ReadSlot* r = pipe.batch_reads(k, &n, &bytes);
       res.samples += n;
       res.bytes += bytes;
-      if (!res.pin.device) return;
-      const double h0 = clock.now_s();
-      std::size_t off = 0;
-      for (std::size_t i = 0; i < n; ++i) {
-        staging.copy_to_device(r[i].data, r[i].got, off);
-        off += r[i].got;
+      BatchRecord rec;
+      rec.samples = n;
+      rec.bytes = bytes;
+      rec.cpu_s = cpu_before + process_cpu_s() - cpu0;
+      if (res.pin.device) {
+        const double h0 = clock.now_s();
+        std::size_t off = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          staging.copy_to_device(r[i].data, r[i].got, off);
+          off += r[i].got;
+        }
+        staging.sync();
+        rec.h2d_s = clock.now_s() - h0;
+        rec.h2d_bytes = off;
+        res.h2d_s += rec.h2d_s;
+        res.h2d_bytes += off;
       }
-      staging.sync();
-      res.h2d_s += clock.now_s() - h0;
-      res.h2d_bytes += off;
+      res.batches.push_back(rec);
     };
+    const std::size_t marks0 = res.consumer.marks.size();
     consume(pipe, clock, plan.batches, cfg.step_s, e == 0, on_batch, stop, res.consumer);
     pipe.stop_and_join();
+    // Batch k of this epoch got mark marks0 + k: the same order, one each.
+    for (std::size_t i = marks0; i < res.consumer.marks.size(); ++i) {
+      const BatchMark& m = res.consumer.marks[i];
+      BatchRecord& rec = res.batches[i];
+      rec.end_s = before + m.end_s - t0;
+      rec.wait_s = m.wait_s;
+      rec.compute_s = m.compute_s;
+    }
     res.elapsed_s += clock.now_s() - t0;
     res.cpu_s += process_cpu_s() - cpu0;
     for (double l : latency)

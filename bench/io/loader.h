@@ -46,7 +46,19 @@ struct WorkerStats {
   double cpu_s = 0;   ///< thread CPU time
 };
 
+/// One batch as the consumer received it. Times are measured time: seconds
+/// since the first epoch began, cache preparation between epochs excluded.
+struct BatchRecord {
+  double end_s = 0;            ///< when its step ended
+  double wait_s = 0, compute_s = 0;
+  std::uint64_t samples = 0, bytes = 0;
+  double cpu_s = 0;            ///< process CPU used by the epochs so far, at delivery
+  double h2d_s = 0;            ///< its copy to the device
+  std::uint64_t h2d_bytes = 0;
+};
+
 struct LoaderResult {
+  std::vector<BatchRecord> batches;  ///< every consumed batch, in order (per-window spread)
   std::string cache_label;       ///< warm | warm-partial | cold | cold-unevictable | as-is
   double resident_fraction = -1; ///< page-cache share at the start of the first epoch
   PinInfo pin;

@@ -19,6 +19,7 @@ void ReadProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config = config_json(cfg);
   r.config["dir"] = opt_.dir;
   r.config["target_au"] = opt_.target_au;
+  declare_metrics(r, run_metrics({}));
   guarded(ctx, r, [&] {
     Dataset ds(opt_.dir);
     if (auto why = method_unavailable(cfg.method, ds); !why.empty()) throw MethodUnavailable(why);
@@ -26,8 +27,8 @@ void ReadProbe::run(ProbeContext& ctx, ProbeResult& r) {
     // Finish one second before the deadline, so the report is ours, not the watchdog's.
     const double budget = ctx.deadline_s > 0 ? std::max(0.1, ctx.remaining_s() - 1.0) : 0.0;
     const LoaderResult res = run_loader(ds, cfg, ctx.clock, budget);
-    const Labels labels = run_labels(ds, cfg, res);
-    add_run_metrics(r, cfg, res, labels, true);
+    r.environment = mount_environment(mount);
+    add_run_metrics(r, cfg, res, {}, true);
     add_integrity_check(r, res.samples, res.bad_samples, res.first_bad, run_name(ds, cfg, res));
     add_cache_check(r, ds, cfg, res, mount);
     add_au_check(r, ds, cfg, res, opt_.target_au);
@@ -53,12 +54,11 @@ void PrepareProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config = Json{{"dir", opt_.dir},           {"files", opt_.samples},       {"size", opt_.size},
                   {"size_spread_pct", opt_.spread_pct}, {"shards", opt_.shards}, {"align", opt_.align},
                   {"seed", opt_.seed},          {"overwrite", opt_.overwrite}, {"space_check", opt_.space_check}};
+  declare_metrics(r, prepare_metrics({}));
   guarded(ctx, r, [&] {
     auto cancelled = [&] { return ctx.deadline_s > 0 && ctx.remaining_s() < 1.0; };
     const PrepareResult p = prepare_dataset(opt_, ctx.clock, ctx.log, cancelled);
-    const Labels labels{{"layout", to_string(p.marker.layout)}};
-    add_metric(r, "write_throughput", p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds / 1e6 : 0, "MB/s",
-               Better::kHigher, labels);
+    add_write_metric(r, p, {});
     r.data = Json{{"dir", opt_.dir},
                   {"layout", to_string(p.marker.layout)},
                   {"samples", p.marker.samples},

@@ -8,6 +8,7 @@
 #include "io_report.h"
 #include "probes.h"
 #include "recommend.h"
+#include "windows.h"
 
 namespace nodeprobe::io {
 namespace {
@@ -26,6 +27,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config["target_au"] = opt_.target_au;
   r.config["seconds_per_point"] = opt_.seconds_per_point;
   r.config["prefetch_list"] = opt_.prefetch;
+  declare_metrics(r, run_metrics(kSweepAxes));
   guarded(ctx, r, [&] {
     if (opt_.base.step_s <= 0) throw InputError("--step-ms must be above 0: AU needs a step time to compare with");
     if (opt_.dirs.empty()) throw InputError("--dir is required");
@@ -68,9 +70,10 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
                         res.error.empty() && res.bad_samples == 0};
           points.push_back(pt);
           rows.push_back(point_json(pt, res.elapsed_s, res.error.empty() ? res.first_bad : res.error));
-          const Labels labels = run_labels(ds, cfg, res);
-          add_metric(r, "au", pt.au, "fraction", Better::kHigher, labels);
-          add_metric(r, "samples_per_s", pt.samples_per_s, "samples/s", Better::kHigher, labels);
+          const Labels axes = run_axes(kSweepAxes, ds, cfg);
+          const WindowSamples win = window_samples(res, true);
+          add_metric(r, "au", pt.au, sample_stats(win.au, pt.au), axes);
+          add_metric(r, "samples_per_s", pt.samples_per_s, sample_stats(win.samples_per_s, pt.samples_per_s), axes);
           std::snprintf(line, sizeof line, "%-7s %7zu %8zu %6.1f%% %9.1f%% %10.0f%s\n", pt.layout.c_str(), w, p,
                         100 * pt.au, 100 * pt.wait_fraction, pt.samples_per_s, pt.ok ? "" : "  (error)");
           ctx.log << line;

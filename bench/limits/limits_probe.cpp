@@ -64,6 +64,43 @@ Status limit_status(std::uint64_t value, std::uint64_t recommended) {
   return value == kUnlimited || value >= recommended ? Status::kPass : Status::kWarn;
 }
 
+/// Timed active verifications run this often: their spread is the metric's
+/// (7: compare judges a separation of fewer samples as chance).
+constexpr int kActiveRepeats = 7;
+
+// Runs an active verification kActiveRepeats times (stopping at the first
+// failure) and, when it was timed, adds its rate in GB/s with the spread of
+// the repeats. Returns the failure, else the last outcome.
+template <typename Fn>
+Active timed_repeats(ProbeResult& r, const std::string& metric, std::uint64_t bytes, Fn fn) {
+  Active last;
+  std::vector<double> gbs;
+  for (int i = 0; i < kActiveRepeats; ++i) {
+    last = fn();
+    if (!last.ok) return last;
+    if (last.seconds > 0) gbs.push_back(static_cast<double>(bytes) / last.seconds / 1e9);
+  }
+  if (!gbs.empty()) add_sampled_metric(r, metric, gbs);
+  return last;
+}
+
+const std::vector<MetricDescriptor>& limits_metrics() {
+  static const std::vector<MetricDescriptor> t = {
+      measured("dev_shm_fill", "GB/s", Better::kHigher,
+               "POSIX shared memory allocated in /dev/shm per second (posix_fallocate of --shm-bytes); "
+               "spread over 7 repeats")
+          .titled("/dev/shm fill"),
+      measured("mlock_rate", "GB/s", Better::kHigher,
+               "anonymous memory faulted in and locked per second (mlock of --mlock-bytes); spread over 7 repeats")
+          .titled("mlock"),
+  };
+  return t;
+}
+
+/// Checks that observe the node's state rather than its settings (free
+/// space changes run to run): left out of the probe's environment.
+bool is_state(const std::string& check_id) { return check_id == "limits.dev_shm.free"; }
+
 }  // namespace
 
 std::string format_bytes(std::uint64_t b) {
@@ -93,6 +130,7 @@ void LimitsProbe::run(ProbeContext& ctx, ProbeResult& r) {
                   {"shm_bytes", opt_.shm_bytes},
                   {"open_files", opt_.open_files},
                   {"sysroot", ctx.fs.is_live() ? "/" : ctx.fs.root()}};
+  declare_metrics(r, limits_metrics());
   check_sysctls(ctx, r);
   check_dev_shm(ctx, r);
   check_memlock(ctx, r);
@@ -102,6 +140,9 @@ void LimitsProbe::run(ProbeContext& ctx, ProbeResult& r) {
   check_thp(ctx, r);
   check_selinux(ctx, r);
   check_numa_balancing(ctx, r);
+  // The settings observed are the environment compare shows next to the numbers.
+  for (const auto& c : r.checks)
+    if (!is_state(c.id) && c.status != Status::kSkip) r.environment[c.id] = c.observed;
 }
 
 void LimitsProbe::check_sysctls(ProbeContext& ctx, ProbeResult& r) {
@@ -177,7 +218,7 @@ void LimitsProbe::check_dev_shm(ProbeContext& ctx, ProbeResult& r) {
                                          "(e.g. rm /dev/shm/nccl-* /dev/shm/torch_*)",
                           "limits.shm");
   if (opt_.active && ctx.fs.is_live()) {
-    const Active a = sys_.try_posix_shm(opt_.shm_bytes);
+    const Active a = timed_repeats(r, "dev_shm_fill", opt_.shm_bytes, [&] { return sys_.try_posix_shm(opt_.shm_bytes); });
     if (a.ok) {
       free.detail = "verified: allocated and removed a " + format_bytes(opt_.shm_bytes) +
                     " POSIX shm segment";
@@ -212,8 +253,8 @@ void LimitsProbe::check_memlock(ProbeContext& ctx, ProbeResult& r) {
   add_check(r, "limits.memlock.hard", hard_s, format_bytes(lim->hard), "unlimited",
             hard_s == Status::kPass ? "" : fix, "limits.memlock");
   if (!opt_.active || !ctx.fs.is_live()) return;
+  const Active a = timed_repeats(r, "mlock_rate", opt_.mlock_bytes, [&] { return sys_.try_mlock(opt_.mlock_bytes); });
   Check& soft = r.checks[soft_i];  // taken after the last add_check: no reallocation since
-  const Active a = sys_.try_mlock(opt_.mlock_bytes);
   const bool cap = sys_.has_cap_ipc_lock();
   const std::string amount = format_bytes(opt_.mlock_bytes);
   const bool allowed = lim->soft == kUnlimited || lim->soft >= opt_.mlock_bytes;

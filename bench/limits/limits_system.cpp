@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "nodeprobe/clock.h"
 #include "nodeprobe/error.h"
 
 namespace nodeprobe::limits {
@@ -70,7 +71,9 @@ Active LiveSystem::try_mlock(std::uint64_t bytes) {
     a.error = "mmap: " + errno_text(errno);
     return a;
   }
+  const double t0 = steady_clock().now_s();
   if (::mlock(p, bytes) == 0) {
+    a.seconds = steady_clock().now_s() - t0;
     a.ok = true;
     a.achieved = bytes;
     ::munlock(p, bytes);
@@ -119,8 +122,10 @@ Active LiveSystem::try_posix_shm(std::uint64_t bytes) {
   }
   // Unlinked at once: nothing is left behind even if we are killed below.
   ::shm_unlink(name.c_str());
+  const double t0 = steady_clock().now_s();
   const int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
   if (rc == 0) {
+    a.seconds = steady_clock().now_s() - t0;
     a.ok = true;
     a.achieved = bytes;
   } else {

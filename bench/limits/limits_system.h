@@ -24,6 +24,7 @@ struct Active {
   bool ok = false;
   std::uint64_t achieved = 0;  ///< e.g. descriptors actually opened
   std::string error;           ///< errno name and text when it failed
+  double seconds = 0;          ///< how long the verification took (0: not timed)
 };
 
 class LimitsSystem {

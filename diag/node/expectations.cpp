@@ -57,7 +57,8 @@ ExpectRule parse_rule(const std::string& id, const Json& j, const std::string& w
   if (auto w = str(j, "within", where); !w.empty()) r.within = w;
   if (auto a = str(j, "across", where); !a.empty()) r.across = a;
   for (const auto* agg : {&r.within, &r.across})
-    if (*agg != "max" && *agg != "min") throw ExpectationsError(where + ": within/across must be max or min");
+    if (!agg->empty() && *agg != "max" && *agg != "min")
+      throw ExpectationsError(where + ": within/across must be max or min");
   if (auto it = j.find("labels"); it != j.end()) {
     if (!it->is_object()) throw ExpectationsError(where + ": labels must be an object");
     for (const auto& [k, v] : it->items()) {
@@ -148,11 +149,14 @@ Expectations load_expectations(const std::string& path) {
   return parse_expectations(ss.str(), path);
 }
 
-std::optional<double> rule_value(const Report& r, const ExpectRule& rule, std::size_t* matched) {
+std::optional<double> rule_value(const Report& r, const ExpectRule& rule, std::size_t* matched,
+                                 MetricDescriptor* descriptor) {
   std::map<std::string, std::vector<double>> groups;
   std::size_t n = 0;
+  MetricDescriptor d;
   for (const auto& ref : select_metrics(r, rule.probe, {rule.metric}, rule.labels)) {
     if (!std::isfinite(ref.metric->value)) continue;
+    if (n == 0) d = descriptor_of(*ref.probe, *ref.metric);
     std::string g;
     if (!rule.group_by.empty())
       if (auto it = ref.metric->labels.find(rule.group_by); it != ref.metric->labels.end()) g = it->second;
@@ -160,13 +164,18 @@ std::optional<double> rule_value(const Report& r, const ExpectRule& rule, std::s
     ++n;
   }
   if (matched) *matched = n;
+  if (descriptor) *descriptor = d;
   if (groups.empty()) return std::nullopt;
+  // Best within a group, worst across groups, as the metric's direction says.
+  const bool higher = d.better != Better::kLower;
+  const std::string within = !rule.within.empty() ? rule.within : higher ? "max" : "min";
+  const std::string across = !rule.across.empty() ? rule.across : higher ? "min" : "max";
   auto reduce = [](const std::vector<double>& v, const std::string& how) {
     return how == "min" ? *std::min_element(v.begin(), v.end()) : *std::max_element(v.begin(), v.end());
   };
   std::vector<double> per_group;
-  for (const auto& [g, v] : groups) per_group.push_back(reduce(v, rule.within));
-  return reduce(per_group, rule.across);
+  for (const auto& [g, v] : groups) per_group.push_back(reduce(v, within));
+  return reduce(per_group, across);
 }
 
 ProbeResult judge_expectations(const Report& r, const Expectations& e, const std::string& type,
@@ -220,7 +229,18 @@ ProbeResult judge_expectations(const Report& r, const Expectations& e, const std
           "judged in the " + rule.profiles.front() + " profile only";
       continue;
     }
-    const auto v = rule_value(r, rule);
+    MetricDescriptor d;
+    const auto v = rule_value(r, rule, nullptr, &d);
+    if (v && d.better == Better::kLower) {
+      add_check(p, id, Status::kSkip, "not judged", expected).detail =
+          rule.metric + " is lower-is-better (its descriptor): a minimum does not apply";
+      continue;
+    }
+    if (v && !rule.unit.empty() && !d.unit.empty() && d.unit != rule.unit) {
+      add_check(p, id, Status::kSkip, "not judged", expected).detail =
+          rule.metric + " is reported in " + d.unit + ", the rule expects " + rule.unit;
+      continue;
+    }
     if (!v) {
       std::string why = "no " + rule.metric + labels_text(rule.labels) + " from probe " + rule.probe;
       for (const auto& pr : r.probes)
@@ -230,7 +250,8 @@ ProbeResult judge_expectations(const Report& r, const Expectations& e, const std
       continue;
     }
     const bool ok = *v >= minimum;
-    Check& c = add_check(p, id, ok ? Status::kPass : rule.status, num_unit(*v, rule.unit), expected,
+    Check& c = add_check(p, id, ok ? Status::kPass : rule.status, num_unit(*v, d.unit.empty() ? rule.unit : d.unit),
+                         expected,
                          ok ? "" : "run the " + rule.probe + " probe alone with --verbose and compare with the peer tool; check clocks, power and PCIe/NVLink state",
                          rule.finding);
     c.detail = rule.what;

@@ -23,8 +23,11 @@ struct ExpectRule {
   std::string probe, metric, unit, what, finding;
   Labels labels;
   std::string group_by;         ///< label whose values form groups (e.g. "device"); "" = one group
-  std::string within = "max";   ///< reduce inside a group (best size)
-  std::string across = "min";   ///< reduce across groups (slowest GPU)
+  /// How matches reduce: "max" or "min"; empty (the default) reads the
+  /// metric's descriptor: the best value within a group (best size), the
+  /// worst across groups (slowest GPU).
+  std::string within;
+  std::string across;
   Status status = Status::kWarn;  ///< status when below the minimum
   std::vector<std::string> profiles = {"quick", "full"};
 };
@@ -60,8 +63,11 @@ const Expectations& builtin_expectations();
 Expectations load_expectations(const std::string& path);
 
 /// The rule's number in `r`: matching metrics grouped by `group_by`, reduced
-/// `within` each group and `across` groups. nullopt when nothing matches.
-std::optional<double> rule_value(const Report& r, const ExpectRule& rule, std::size_t* matched = nullptr);
+/// `within` each group and `across` groups (from the metric's descriptor
+/// unless the rule says). nullopt when nothing matches. `descriptor`, when
+/// given, receives the matched metric's descriptor.
+std::optional<double> rule_value(const Report& r, const ExpectRule& rule, std::size_t* matched = nullptr,
+                                 MetricDescriptor* descriptor = nullptr);
 
 /// The "expect" pseudo-probe: one check per expectation of `type`, judged
 /// against the probes already in `r` and the hardware visible under `fs`.

@@ -47,21 +47,15 @@ void summarise_diagnosis(const std::vector<Finding>& findings, ProbeResult& d) {
       if (s.contains("bytes") && s["bytes"].is_number()) bytes += s["bytes"].get<double>();
     }
   }
+  static const std::vector<MetricDescriptor> kDiagMetrics = {
+      counted("findings", "count", Better::kLower, "findings the diagnosis raised, by severity").axes({"severity"}),
+      counted("logs_scanned", "MB", Better::kHigher, "log bytes the diagnosis read (more is more coverage)")
+          .key(1, "logs scanned"),
+  };
+  declare_metrics(d, kDiagMetrics);
   const char* sev[3] = {"error", "warn", "info"};
-  for (int i = 0; i < 3; ++i) {
-    Metric m;
-    m.name = "findings";
-    m.value = static_cast<double>(n[i]);
-    m.unit = "count";
-    m.better = Better::kLower;
-    m.labels = {{"severity", sev[i]}};
-    d.metrics.push_back(m);
-  }
-  Metric b;
-  b.name = "logs_scanned";
-  b.value = bytes / 1e6;
-  b.unit = "MB";  // more log read is more coverage
-  d.metrics.push_back(b);
+  for (int i = 0; i < 3; ++i) add_metric(d, "findings", static_cast<double>(n[i]), {{"severity", sev[i]}});
+  add_metric(d, "logs_scanned", bytes / 1e6);
   if (d.status != Status::kPass) {
     std::string r = std::to_string(findings.size()) + " findings (";
     r += std::to_string(n[0]) + " error, " + std::to_string(n[1]) + " warn, " + std::to_string(n[2]) + " info)";
@@ -383,8 +377,10 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
 
   ProbeResult expect = judge_expectations(report, expectations, id.type, opt.profile, fs, id.note);
   expect.config["instance_type_source"] = id.source;
-  expect.config["budget_s"] = budget;
-  expect.config["data_dir"] = data_dir;
+  // Where the run put its dataset and how long it was allowed are facts of the
+  // run, not settings of the node: data, so compare does not show them.
+  expect.data["budget_s"] = budget;
+  expect.data["data_dir"] = data_dir;
   report.probes.push_back(std::move(expect));
 
   finalize(report, std::move(raised));

@@ -22,11 +22,10 @@ CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt) {
   CLI::App* sub = app.add_subcommand("compare", "Did my tuning help? Compare two reports, noise-aware");
   sub->add_option("BEFORE", opt.before, "Report before the change")->required();
   sub->add_option("AFTER", opt.after, "Report after the change")->required();
-  sub->add_option("--threshold", opt.threshold_pct, "Smallest change in % that counts (default 5)")
-      ->check(CLI::Range(0.01, 1000.0));
-  sub->add_option("--noise-factor", opt.noise_factor,
-                  "'same' needs both spreads within FACTOR x threshold (default 2)")
-      ->check(CLI::Range(0.0, 100.0));
+  // Range checks let NaN through (every comparison with NaN is false): the
+  // threshold is checked by check_options in run_compare instead.
+  sub->add_option("--threshold", opt.threshold_pct,
+                  "Smallest change in % that counts (default 5); worse/better also need the spreads to separate");
   sub->add_option("--format", opt.format, "text, md, json or html")
       ->check(CLI::IsMember({"text", "md", "json", "html"}));
   sub->add_option("--out", opt.out, "Write to FILE instead of stdout");
@@ -80,6 +79,12 @@ bool is_fleet(const std::string& schema) { return schema.rfind("nodeprobe.fleet/
 }  // namespace
 
 int run_compare(const CompareCmdOptions& opt) {
+  CompareOptions copt;
+  copt.threshold_pct = opt.threshold_pct;
+  if (const std::string why = check_options(copt); !why.empty()) {
+    std::cerr << "nodeprobe compare: " << why << "\n";
+    return exit_code::kUsage;
+  }
   if (auto why = check_output_path(opt.out); !why.empty()) {
     std::cerr << "nodeprobe compare: " << why << "\n";
     return exit_code::kError;
@@ -99,9 +104,6 @@ int run_compare(const CompareCmdOptions& opt) {
     std::cerr << "nodeprobe compare: " << e.what() << "\n";
     return exit_code::kError;
   }
-  CompareOptions copt;
-  copt.threshold_pct = opt.threshold_pct;
-  copt.noise_factor = opt.noise_factor;
   const Comparison c = compare_reports(before, after, copt, opt.before, opt.after);
 
   std::ostringstream doc;

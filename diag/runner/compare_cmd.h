@@ -16,7 +16,6 @@ namespace nodeprobe::diag {
 struct CompareCmdOptions {
   std::string before, after;
   double threshold_pct = 5;
-  double noise_factor = 2;
   std::string format = "text";  ///< text | md | json | html
   std::string out;              ///< file instead of stdout
 };

@@ -30,13 +30,19 @@ CLI::App* setup_report(CLI::App& app, ReportCmdOptions& opt) {
   sub->add_option("--format", opt.format, "stdout rendering: text (default), md or json")
       ->check(CLI::IsMember({"text", "md", "json"}))
       ->each([&opt](const std::string&) { opt.format_given = true; });
-  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)")
-      ->check(CLI::Range(0.01, 1000.0));
+  // Checked by check_options in run_report: a Range check lets NaN through.
+  sub->add_option("--threshold", opt.threshold_pct, "Comparison threshold in % (default 5)");
   sub->add_flag("-v,--verbose", opt.verbose, "Text: every check and metric");
   return sub;
 }
 
 int run_report(const ReportCmdOptions& opt) {
+  CompareOptions copt;
+  copt.threshold_pct = opt.threshold_pct;
+  if (const std::string why = check_options(copt); !why.empty()) {
+    std::cerr << "nodeprobe report: " << why << "\n";
+    return exit_code::kUsage;
+  }
   if (auto why = check_output_path(opt.html); !why.empty()) {
     std::cerr << "nodeprobe report: " << why << "\n";
     return exit_code::kError;
@@ -76,8 +82,6 @@ int run_report(const ReportCmdOptions& opt) {
   }
   std::unique_ptr<Comparison> cmp;
   if (!opt.compare.empty()) {
-    CompareOptions copt;
-    copt.threshold_pct = opt.threshold_pct;
     cmp = std::make_unique<Comparison>(compare_reports(base, run, copt, opt.compare, opt.run));
   }
   if (!opt.html.empty()) {

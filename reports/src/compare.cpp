@@ -4,23 +4,39 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <tuple>
+
+#include "nodeprobe/metric_descriptor.h"
 
 namespace nodeprobe {
 namespace {
 
-using Key = std::tuple<std::string, std::string, std::string, int>;  // probe, name, labels, occurrence
+using Key = std::tuple<std::string, std::string, std::string, int>;  // probe, name, axes, occurrence
+
+constexpr std::size_t kPercentileSamples = 20;
+// Two runs of an unchanged node whose samples are n and m independent draws
+// of one distribution have all of one run's samples above all of the other's
+// with probability 2 / C(n+m, n): 1 in 126 for 5 against 5. An A/A accept
+// pair judges some 30 metrics, so min..max separation alone would call one of
+// them worse in about one pair in ten on a perfectly quiet node. Separation
+// counts only when chance explains it at most once in a thousand (7 samples a
+// side and up).
+constexpr double kChanceSeparation = 1e-3;
+
+/// 2 / C(n+m, n): the chance that all of n samples lie on one side of all of
+/// m samples drawn from the same distribution.
+double chance_separation(std::size_t n, std::size_t m) {
+  const std::size_t k = std::min(n, m);
+  double c = 1;  // C(n+m, k), built up factor by factor
+  for (std::size_t i = 1; i <= k; ++i) c = c * static_cast<double>(n + m - k + i) / static_cast<double>(i);
+  return std::min(1.0, 2 / c);
+}
 
 std::string pct(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f %%", v);
   return buf;
-}
-
-/// Relative half-width of a side's interval around its centre.
-double rel_half_spread(const Side& s) {
-  if (!s.has_spread || s.center == 0) return 0;
-  return (s.hi - s.lo) / 2 / std::fabs(s.center) * 100;
 }
 
 int status_rank(Status s) {
@@ -41,16 +57,34 @@ RunSummary summary_of(const Report& r, const std::string& origin) {
           r.verdict};
 }
 
-/// Keys every metric of a report by (probe, name, labels, occurrence).
-std::map<Key, const Metric*> index_metrics(const Report& r, std::vector<Key>* order) {
-  std::map<Key, const Metric*> out;
+const ProbeResult* find_probe(const Report& r, const std::string& name) {
+  for (const auto& p : r.probes)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+struct Indexed {
+  const Metric* metric;
+  MetricDescriptor descriptor;
+};
+
+/// Keys every metric of `r` by (probe, name, axes, occurrence). The axes come
+/// from the descriptor declared in `r`, else in `other` (a /1 report read
+/// against a /2 one: its settings labels are then left out of the identity),
+/// else every label is an axis.
+std::map<Key, Indexed> index_metrics(const Report& r, const Report& other, std::vector<Key>* order) {
+  std::map<Key, Indexed> out;
   std::map<std::tuple<std::string, std::string, std::string>, int> seen;
   for (const auto& p : r.probes) {
+    const ProbeResult* op = find_probe(other, p.name);
     for (const auto& m : p.metrics) {
-      const std::string lk = labels_key(m.labels);
-      const int occ = seen[{p.name, m.name, lk}]++;
-      Key k{p.name, m.name, lk, occ};
-      out.emplace(k, &m);
+      MetricDescriptor d = descriptor_of(p, m);
+      if (!find_descriptor(p, m.name) && op)
+        if (const MetricDescriptor* od = find_descriptor(*op, m.name)) d = *od;
+      const std::string ak = labels_key(axes_of(m, d));
+      const int occ = seen[{p.name, m.name, ak}]++;
+      Key k{p.name, m.name, ak, occ};
+      out.emplace(k, Indexed{&m, std::move(d)});
       if (order) order->push_back(k);
     }
   }
@@ -70,6 +104,13 @@ std::string_view to_string(Verdict v) {
   return "n/a";
 }
 
+std::string check_options(const CompareOptions& opt) {
+  if (std::isnan(opt.threshold_pct)) return "--threshold must be a number, not NaN";
+  if (!std::isfinite(opt.threshold_pct)) return "--threshold must be finite";
+  if (opt.threshold_pct < 0) return "--threshold must be 0 or more (a percentage)";
+  return {};
+}
+
 Side side_of(const Metric& m) {
   Side s;
   s.center = m.value;
@@ -79,30 +120,26 @@ Side side_of(const Metric& m) {
   const Stats& st = *m.stats;
   s.n = st.n;
   if (std::isfinite(st.median)) s.center = st.median;
-  auto usable = [&](double lo, double hi) {
-    return std::isfinite(lo) && std::isfinite(hi) && lo <= hi && (hi > lo);
-  };
-  if (usable(st.p5, st.p95)) {
+  auto usable = [](double lo, double hi) { return std::isfinite(lo) && std::isfinite(hi) && lo <= hi; };
+  // With few samples p5 and p95 are interpolations between the two extreme
+  // samples and understate the spread: below kPercentileSamples the interval
+  // is min..max, every sample seen.
+  if (st.n >= kPercentileSamples && usable(st.p5, st.p95) && st.p95 > st.p5) {
     s.lo = st.p5, s.hi = st.p95, s.spread = "p5..p95";
   } else if (usable(st.min, st.max)) {
-    s.lo = st.min, s.hi = st.max, s.spread = "min..max";
-  } else if (std::isfinite(st.stddev) && st.stddev > 0) {
-    s.lo = s.center - st.stddev, s.hi = s.center + st.stddev, s.spread = "+-stddev";
+    s.lo = st.min, s.hi = st.max, s.spread = st.max > st.min ? "min..max" : "none (identical samples)";
   } else {
-    s.lo = s.hi = s.center;
-    s.spread = "none (identical samples)";
-    s.has_spread = true;  // n >= 2 identical samples: the spread is known to be zero
     return s;
   }
-  // The centre must lie inside its own interval (a median outside p5..p95
-  // means inconsistent stats; widen rather than mis-judge).
+  // The centre lies inside its own interval (a median outside p5..p95 means
+  // inconsistent stats: widen rather than mis-judge).
   s.lo = std::min(s.lo, s.center);
   s.hi = std::max(s.hi, s.center);
   s.has_spread = true;
   return s;
 }
 
-Judgement judge(const Side& b, const Side& a, Better better, const CompareOptions& opt) {
+Judgement judge(const Side& b, const Side& a, Better better, MetricKind kind, const CompareOptions& opt) {
   Judgement j;
   if (!std::isfinite(b.center) || !std::isfinite(a.center)) {
     j.verdict = Verdict::kInvalid;
@@ -111,24 +148,19 @@ Judgement judge(const Side& b, const Side& a, Better better, const CompareOption
     return j;
   }
   if (b.center == 0) {
-    j.delta_pct = a.center == 0 ? 0
-                                : std::copysign(std::numeric_limits<double>::infinity(), a.center);
+    j.delta_pct = a.center == 0 ? 0 : std::copysign(std::numeric_limits<double>::infinity(), a.center);
   } else {
     j.delta_pct = (a.center - b.center) / std::fabs(b.center) * 100;
   }
   const double t = opt.threshold_pct;
-  const bool overlap = a.lo <= b.hi && b.lo <= a.hi;
-
-  if (std::fabs(j.delta_pct) < t) {
-    const double noise = std::max(rel_half_spread(a), rel_half_spread(b));
-    if (noise > opt.noise_factor * t) {
-      j.verdict = Verdict::kAmbiguous;
-      j.reason = "change " + pct(j.delta_pct) + " is under the threshold but the spread (+-" +
-                 pct(noise) + ") is too wide to call it the same";
-    } else {
-      j.verdict = Verdict::kSame;
-      j.reason = "change " + pct(j.delta_pct) + " is under the " + pct(t) + " threshold";
-    }
+  if (std::fabs(j.delta_pct) <= t) {
+    j.verdict = Verdict::kSame;
+    j.reason = "change " + pct(j.delta_pct) + " is within the " + pct(t) + " threshold";
+    return j;
+  }
+  if (kind == MetricKind::kModel) {
+    j.verdict = Verdict::kInvalid;
+    j.reason = "changed by " + pct(j.delta_pct) + "; a model's prediction, not a measurement: not judged";
     return j;
   }
   if (better == Better::kUnknown) {
@@ -137,24 +169,67 @@ Judgement judge(const Side& b, const Side& a, Better better, const CompareOption
     return j;
   }
   const bool improved = (better == Better::kHigher) == (j.delta_pct > 0);
-  if (a.has_spread || b.has_spread) {
-    if (overlap) {
+  if (kind == MetricKind::kCount) {
+    j.verdict = improved ? Verdict::kBetter : Verdict::kWorse;
+    j.reason = "changed by " + pct(j.delta_pct) + " (an exact count or reading: no noise to allow for)";
+    return j;
+  }
+  if (!a.has_spread || !b.has_spread) {
+    j.verdict = Verdict::kAmbiguous;
+    j.reason = "changed by " + pct(j.delta_pct) + " but " +
+               (!a.has_spread && !b.has_spread ? std::string("neither side has") : "one side has no") +
+               " spread (fewer than 2 samples): the change cannot be told from noise";
+    return j;
+  }
+  if (a.lo <= b.hi && b.lo <= a.hi) {
+    j.verdict = Verdict::kAmbiguous;
+    j.reason = "changed by " + pct(j.delta_pct) + " but the intervals overlap (before " + b.spread + " n=" +
+               std::to_string(b.n) + ", after " + a.spread + " n=" + std::to_string(a.n) + ")";
+    return j;
+  }
+  // p5..p95 intervals of 20+ samples a side separate by chance far less
+  // often than the full ranges of a few samples: the few-sample case is the
+  // one to guard.
+  if (b.n < kPercentileSamples || a.n < kPercentileSamples) {
+    if (const double p = chance_separation(b.n, a.n); p > kChanceSeparation) {
       j.verdict = Verdict::kAmbiguous;
-      j.reason = "changed by " + pct(j.delta_pct) + " but the spreads overlap (before " + b.spread +
-                 ", after " + a.spread + ")";
+      j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate, but with " + std::to_string(b.n) +
+                 " and " + std::to_string(a.n) + " samples two runs of an unchanged node separate by chance 1 in " +
+                 std::to_string(std::llround(1 / p)) + ": run both with 7 or more samples to judge";
       return j;
     }
-    j.reason = "changed by " + pct(j.delta_pct) + "; the spreads do not overlap";
-  } else {
-    j.reason = "changed by " + pct(j.delta_pct) + " (single values: the threshold alone decides)";
   }
   j.verdict = improved ? Verdict::kBetter : Verdict::kWorse;
+  j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate (before " + b.spread + " n=" +
+             std::to_string(b.n) + ", after " + a.spread + " n=" + std::to_string(a.n) + ")";
   return j;
 }
 
 std::size_t Comparison::count(Verdict v) const {
   return static_cast<std::size_t>(std::count_if(
       metrics.begin(), metrics.end(), [&](const MetricDiff& d) { return d.judgement.verdict == v; }));
+}
+
+std::vector<Cause> Comparison::causes() const {
+  std::vector<Cause> out;
+  std::vector<const FieldDiff*> global;
+  for (const auto& f : environment)
+    if (f.probe.empty()) global.push_back(&f);
+  auto cause_of = [&](const std::string& probe) -> Cause& {
+    for (auto& c : out)
+      if (c.probe == probe) return c;
+    out.push_back(Cause{probe, global, {}});
+    return out.back();
+  };
+  for (const auto& d : metrics)
+    if (d.judgement.verdict == Verdict::kWorse || d.judgement.verdict == Verdict::kBetter)
+      cause_of(d.probe).moved.push_back(&d);
+  for (const auto& f : environment)
+    if (!f.probe.empty()) cause_of(f.probe).changes.push_back(&f);
+  // Probe changes first, then the host-wide ones that apply to every probe.
+  for (auto& c : out)
+    std::stable_partition(c.changes.begin(), c.changes.end(), [](const FieldDiff* f) { return !f->probe.empty(); });
+  return out;
 }
 
 Comparison compare_reports(const Report& before, const Report& after, const CompareOptions& opt,
@@ -165,57 +240,58 @@ Comparison compare_reports(const Report& before, const Report& after, const Comp
   c.after = summary_of(after, origin_after);
 
   std::vector<Key> order_b, order_a;
-  const auto mb = index_metrics(before, &order_b);
-  const auto ma = index_metrics(after, &order_a);
+  const auto mb = index_metrics(before, after, &order_b);
+  const auto ma = index_metrics(after, before, &order_a);
   for (const Key& k : order_a) {
-    const Metric& m = *ma.at(k);
+    const Indexed& ia = ma.at(k);
+    const Metric& m = *ia.metric;
+    const Labels axes = axes_of(m, ia.descriptor);
     auto it = mb.find(k);
     if (it == mb.end()) {
-      c.only_after.push_back({std::get<0>(k), m.name, m.unit, m.labels, m.value});
+      c.only_after.push_back({std::get<0>(k), m.name, m.unit, axes, m.value, ia.descriptor});
       continue;
     }
+    const Metric& old = *it->second.metric;
     MetricDiff d;
     d.probe = std::get<0>(k);
     d.name = m.name;
     d.unit = m.unit;
-    d.labels = m.labels;
+    d.labels = axes;
     d.occurrence = std::get<3>(k);
+    d.descriptor = ia.descriptor;
     // The newer report's direction wins; an unknown one falls back to the other side's.
-    d.better = m.better != Better::kUnknown ? m.better : it->second->better;
-    d.before = side_of(*it->second);
+    d.better = ia.descriptor.better != Better::kUnknown ? ia.descriptor.better : it->second.descriptor.better;
+    d.before = side_of(old);
     d.after = side_of(m);
-    d.judgement = judge(d.before, d.after, d.better, opt);
-    if (!it->second->unit.empty() && !m.unit.empty() && it->second->unit != m.unit) {
+    d.judgement = judge(d.before, d.after, d.better, ia.descriptor.kind, opt);
+    if (!old.unit.empty() && !m.unit.empty() && old.unit != m.unit) {
       d.judgement.verdict = Verdict::kInvalid;
-      d.judgement.reason = "unit changed from " + it->second->unit + " to " + m.unit;
+      d.judgement.reason = "unit changed from " + old.unit + " to " + m.unit;
     }
     c.metrics.push_back(std::move(d));
   }
   for (const Key& k : order_b) {
     if (ma.count(k)) continue;
-    const Metric& m = *mb.at(k);
-    c.only_before.push_back({std::get<0>(k), m.name, m.unit, m.labels, m.value});
+    const Indexed& ib = mb.at(k);
+    c.only_before.push_back(
+        {std::get<0>(k), ib.metric->name, ib.metric->unit, axes_of(*ib.metric, ib.descriptor), ib.metric->value,
+         ib.descriptor});
   }
 
   c.environment = environment_diff(before, after);
 
   // Status changes: probes, then their checks, in the newer report's order.
-  std::map<std::string, const ProbeResult*> pb;
-  for (const auto& p : before.probes) pb.emplace(p.name, &p);
   for (const auto& p : after.probes) {
-    auto it = pb.find(p.name);
-    if (it == pb.end()) continue;
-    const ProbeResult& old = *it->second;
-    if (old.status != p.status)
-      c.statuses.push_back({p.name, "", old.status, p.status,
-                            status_rank(p.status) > status_rank(old.status)});
+    const ProbeResult* old = find_probe(before, p.name);
+    if (!old) continue;
+    if (old->status != p.status)
+      c.statuses.push_back({p.name, "", old->status, p.status, status_rank(p.status) > status_rank(old->status)});
     std::map<std::string, Status> checks;
-    for (const auto& ch : old.checks) checks.emplace(ch.id, ch.status);
+    for (const auto& ch : old->checks) checks.emplace(ch.id, ch.status);
     for (const auto& ch : p.checks) {
       auto ci = checks.find(ch.id);
       if (ci != checks.end() && ci->second != ch.status)
-        c.statuses.push_back({p.name, ch.id, ci->second, ch.status,
-                              status_rank(ch.status) > status_rank(ci->second)});
+        c.statuses.push_back({p.name, ch.id, ci->second, ch.status, status_rank(ch.status) > status_rank(ci->second)});
     }
   }
   return c;

@@ -8,7 +8,15 @@ namespace {
 
 void field(std::vector<FieldDiff>& out, const std::string& section, const std::string& key,
            const std::string& b, const std::string& a) {
-  if (b != a) out.push_back({section, key, b.empty() ? "(none)" : b, a.empty() ? "(none)" : a});
+  if (b != a) out.push_back({section, key, b.empty() ? "(none)" : b, a.empty() ? "(none)" : a, ""});
+}
+
+/// A fact only some probes report (library versions, filled by the probe that
+/// loads the library): unknown on one side is not a change of the node, it is
+/// a probe that did not get that far (skipped, timed out).
+void known_field(std::vector<FieldDiff>& out, const std::string& section, const std::string& key,
+                 const std::string& b, const std::string& a) {
+  if (!b.empty() && !a.empty()) field(out, section, key, b, a);
 }
 
 std::string gpu_summary(const Json& gpus) {
@@ -45,7 +53,7 @@ void flatten(const Json& j, const std::string& prefix, std::map<std::string, std
   }
 }
 
-void map_diff(std::vector<FieldDiff>& out, const std::string& section,
+void map_diff(std::vector<FieldDiff>& out, const std::string& section, const std::string& probe,
               const std::map<std::string, std::string>& b, const std::map<std::string, std::string>& a) {
   std::set<std::string> keys;
   for (const auto& [k, v] : b) keys.insert(k);
@@ -55,18 +63,8 @@ void map_diff(std::vector<FieldDiff>& out, const std::string& section,
     auto ia = a.find(k);
     const std::string vb = ib == b.end() ? "(unset)" : ib->second;
     const std::string va = ia == a.end() ? "(unset)" : ia->second;
-    if (vb != va) out.push_back({section, k, vb, va});
+    if (vb != va) out.push_back({section, k, vb, va, probe});
   }
-}
-
-/// The limits probe's observations (sysctls, rlimits, /dev/shm) keyed by check id.
-std::map<std::string, std::string> limits_of(const Report& r) {
-  std::map<std::string, std::string> out;
-  for (const auto& p : r.probes) {
-    if (!probe_matches(p.name, "limits")) continue;
-    for (const auto& c : p.checks) out[c.id] = c.observed;
-  }
-  return out;
 }
 
 }  // namespace
@@ -79,11 +77,11 @@ std::vector<FieldDiff> environment_diff(const Report& before, const Report& afte
   field(out, "host", "hostname", b.hostname, a.hostname);
   field(out, "host", "kernel", b.kernel, a.kernel);
   field(out, "host", "os", b.os, a.os);
-  field(out, "host", "driver", b.driver, a.driver);
-  field(out, "host", "cuda_runtime", b.cuda_runtime, a.cuda_runtime);
-  field(out, "host", "nccl", b.nccl, a.nccl);
-  field(out, "host", "libfabric", b.libfabric, a.libfabric);
-  field(out, "host", "mpi", b.mpi, a.mpi);
+  known_field(out, "host", "driver", b.driver, a.driver);
+  known_field(out, "host", "cuda_runtime", b.cuda_runtime, a.cuda_runtime);
+  known_field(out, "host", "nccl", b.nccl, a.nccl);
+  known_field(out, "host", "libfabric", b.libfabric, a.libfabric);
+  known_field(out, "host", "mpi", b.mpi, a.mpi);
   field(out, "host", "cpu_model", b.cpu_model, a.cpu_model);
   field(out, "host", "cpus", b.cpus ? std::to_string(b.cpus) : "", a.cpus ? std::to_string(a.cpus) : "");
   field(out, "host", "memory", b.memory_bytes ? std::to_string(b.memory_bytes) : "",
@@ -91,18 +89,21 @@ std::vector<FieldDiff> environment_diff(const Report& before, const Report& afte
   field(out, "host", "gpus", gpu_summary(b.gpus), gpu_summary(a.gpus));
   field(out, "tool", "version", before.tool.version + " " + before.tool.git,
         after.tool.version + " " + after.tool.git);
-  map_diff(out, "env", b.env, a.env);
-  map_diff(out, "limits", limits_of(before), limits_of(after));
+  map_diff(out, "env", "", b.env, a.env);
 
   std::map<std::string, const ProbeResult*> pb;
   for (const auto& p : before.probes) pb.emplace(p.name, &p);
   for (const auto& p : after.probes) {
     auto it = pb.find(p.name);
     if (it == pb.end()) continue;
+    // A probe that stopped before recording its settings or observations
+    // (skipped, timed out) has nothing to compare: no side is a change.
     std::map<std::string, std::string> fb, fa;
     flatten(it->second->config, "", fb);
     flatten(p.config, "", fa);
-    map_diff(out, "config:" + p.name, fb, fa);
+    if (!fb.empty() && !fa.empty()) map_diff(out, "config:" + p.name, p.name, fb, fa);
+    if (!it->second->environment.empty() && !p.environment.empty())
+      map_diff(out, "environment:" + p.name, p.name, it->second->environment, p.environment);
   }
   return out;
 }

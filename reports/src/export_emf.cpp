@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "export_util.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/exporters.h"
 #include "nodeprobe/metric_select.h"
 
@@ -150,7 +151,7 @@ std::string to_cloudwatch_emf(const Report& r, const EmfOptions& opt) {
       }
       Record rec = e.start(dims, Json::object());
       for (const Metric* m : ms) {
-        const detail::UnitMap u = detail::map_unit(m->unit);
+        const detail::UnitMap u = detail::map_unit(descriptor_of(p, *m).unit);
         e.add(rec, m->name, m->value * u.cw_scale, u.cloudwatch);
       }
       e.flush(rec);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "export_util.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/exporters.h"
 #include "nodeprobe/metric_select.h"
 
@@ -152,7 +153,8 @@ std::string to_prometheus(const Report& r) {
 
   for (const auto& p : r.probes) {
     for (const auto& m : p.metrics) {
-      const detail::UnitMap u = detail::map_unit(m.unit);
+      const MetricDescriptor d = descriptor_of(p, m);
+      const detail::UnitMap u = detail::map_unit(d.unit);
       std::string family = "nodeprobe_" + probe_base(p.name) + "_" + detail::snake(m.name);
       if (!u.prom_suffix.empty() && (family.size() < u.prom_suffix.size() ||
                                      family.compare(family.size() - u.prom_suffix.size(),
@@ -165,10 +167,13 @@ std::string to_prometheus(const Report& r) {
         labels[name] = v;
       }
       labels["probe"] = p.name;
-      const std::string help = p.name.substr(0, p.name.find('.')) + " metric " + m.name + " (reported in " +
-                               (m.unit.empty() ? std::string("no unit") : m.unit) + ", exported in " +
+      // HELP comes from the descriptor: one family may hold several probes'
+      // series, so it names the metric, not the probe.
+      const std::string help = (d.description.empty() ? "metric " + m.name : d.description) + " (reported in " +
+                               (d.unit.empty() ? std::string("no unit") : d.unit) + ", exported in " +
                                (u.prom_suffix.empty() ? std::string("the same unit") : u.prom_suffix) +
-                               "; " + std::string(to_string(m.better)) + " is better)";
+                               "; " + std::string(to_string(d.better)) + " is better; " +
+                               std::string(to_string(d.kind)) + ")";
       w.add(family, help, labels, m.value * u.scale);
     }
   }

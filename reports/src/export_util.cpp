@@ -44,6 +44,8 @@ UnitMap map_unit(const std::string& unit) {
       {"Gbit/s", 1e9, "bits_per_second", "Gigabits/Second", 1},
       {"Mbps", 1e6, "bits_per_second", "Megabits/Second", 1},
       {"%", 1e-2, "ratio", "Percent", 1},
+      {"fraction", 1, "ratio", "None", 1},
+      {"ratio", 1, "ratio", "None", 1},
       {"TFLOP/s", 1e12, "flop_per_second", "None", 1},
       {"GFLOP/s", 1e9, "flop_per_second", "None", 1},
       {"1/s", 1, "per_second", "Count/Second", 1},

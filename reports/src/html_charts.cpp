@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/metric_select.h"
 #include "svg.h"
 
@@ -14,64 +14,71 @@ namespace {
 
 constexpr std::size_t kMaxSeries = 12;
 
-struct LineSpec {
-  const char* id;
-  const char* title;
-  const char* probe;
-  std::vector<std::string> metrics;  // first one present wins (one unit per chart)
-  std::vector<std::string> x_keys;
-  bool bytes;
-  const char* x_label;
-  std::optional<double> y_max;
-};
-
-const std::vector<LineSpec>& line_specs() {
-  static const std::vector<LineSpec> s = {
-      {"busbw", "Allreduce bus bandwidth vs message size", "allreduce", {"busbw"},
-       {"size", "bytes", "size_bytes", "message_bytes"}, true, "message size (bytes)", std::nullopt},
-      {"io-throughput", "IO throughput vs workers", "io",
-       {"throughput", "mb_per_s", "samples_per_s"}, {"workers"}, false, "workers",
-       std::nullopt},
-      {"io-au", "Accelerator utilisation (AU) vs workers", "io", {"au", "au_pct"}, {"workers"}, false,
-       "workers", 100.0},
-  };
-  return s;
-}
-
+/// One charted value: its series (probe, metric, remaining axes), x or group, y as shown.
 struct Point {
-  std::string probe;
-  Labels rest;  // labels without the x key
-  double x, y;
-  std::string unit;
+  std::string probe, metric;
+  Labels rest;        // axes other than x and best_of
+  std::string x_text; // the x / group axis value
+  double x = 0, y = 0;
+  const MetricDescriptor* d = nullptr;
 };
 
-std::vector<Point> line_points(const Report& r, const LineSpec& spec, const std::string& metric) {
-  std::vector<Point> out;
-  for (const auto& ref : select_metrics(r, spec.probe, {metric})) {
-    std::string key;
-    auto x = label_number(ref.metric->labels, spec.x_keys, &key);
-    if (!x || !std::isfinite(ref.metric->value)) continue;
-    Labels rest = ref.metric->labels;
-    rest.erase(key);
-    out.push_back({ref.probe->name, rest, *x, ref.metric->value, ref.metric->unit});
-  }
-  return out;
+struct ChartData {
+  MetricChart spec;
+  std::vector<std::string> metrics;  // names drawn, first-seen order
+  std::vector<Point> after, before;
+  const MetricDescriptor* first = nullptr;
+};
+
+std::string series_key(const Point& p) { return p.probe + "|" + p.metric + "|" + labels_key(p.rest); }
+
+void collect(const Report& r, std::map<std::string, ChartData>& charts, std::vector<std::string>& order,
+             bool is_before) {
+  for (const auto& p : r.probes)
+    for (const auto& m : p.metrics) {
+      const MetricDescriptor* d = find_descriptor(p, m.name);
+      if (!d || d->chart.id.empty() || d->chart.x.empty() || !std::isfinite(m.value)) continue;
+      auto xi = m.labels.find(d->chart.x);
+      if (xi == m.labels.end()) continue;
+      Point pt;
+      pt.probe = p.name;
+      pt.metric = m.name;
+      pt.x_text = xi->second;
+      if (d->chart.kind == "line") {
+        const auto x = d->chart.x_bytes ? parse_size(xi->second) : parse_number(xi->second);
+        if (!x) continue;
+        pt.x = *x;
+      }
+      pt.rest = axes_of(m, *d);
+      pt.rest.erase(d->chart.x);
+      if (!d->chart.best_of.empty()) pt.rest.erase(d->chart.best_of);
+      pt.y = shown_value(*d, m.value);
+      pt.d = d;
+      auto [it, fresh] = charts.emplace(d->chart.id, ChartData{});
+      ChartData& c = it->second;
+      if (fresh) {
+        c.spec = d->chart;
+        c.first = d;
+        order.push_back(d->chart.id);
+      }
+      if (std::find(c.metrics.begin(), c.metrics.end(), m.name) == c.metrics.end()) c.metrics.push_back(m.name);
+      (is_before ? c.before : c.after).push_back(std::move(pt));
+    }
 }
 
-std::string series_key(const Point& p) { return p.probe + "|" + labels_key(p.rest); }
-
-/// Legend names: the labels that differ between series; the probe name is
-/// added only when those labels alone do not tell the series apart.
-std::map<std::string, std::string> legend_names(const std::vector<const Point*>& reps) {
+/// Legend names: the metric (when a chart draws several) and the axes whose
+/// values differ between series, all of them, so no two names coincide; the
+/// probe is added only when that still leaves two alike.
+std::map<std::string, std::string> legend_names(const std::vector<const Point*>& reps, bool several_metrics) {
   std::map<std::string, std::set<std::string>> values;
   for (const Point* p : reps)
     for (const auto& [k, v] : p->rest) values[k].insert(v);
   std::map<std::string, std::string> out;
   std::map<std::string, int> uses;
   for (const Point* p : reps) {
-    std::string name;
+    std::string name = several_metrics ? metric_title(*p->d) : "";
     for (const auto& [k, v] : p->rest)
-      if (values[k].size() > 1 || reps.size() == 1) name += (name.empty() ? "" : " ") + k + "=" + v;
+      if (values[k].size() > 1) name += (name.empty() ? "" : " ") + k + "=" + v;
     out[series_key(*p)] = name;
     ++uses[name];
   }
@@ -82,160 +89,139 @@ std::map<std::string, std::string> legend_names(const std::vector<const Point*>&
   return out;
 }
 
-std::optional<Chart> line_chart(const Report& r, const Report* before, const LineSpec& spec) {
-  std::string metric;
-  for (const auto& m : spec.metrics)
-    if (!line_points(r, spec, m).empty() || (before && !line_points(*before, spec, m).empty())) {
-      metric = m;
-      break;
-    }
-  if (metric.empty()) return std::nullopt;
-  const auto after_pts = line_points(r, spec, metric);
-  const auto before_pts = before ? line_points(*before, spec, metric) : std::vector<Point>{};
+/// The best y per (series, x): repeats and best_of axes fold into one point.
+std::map<std::string, std::map<std::string, std::pair<double, double>>> fold(const std::vector<Point>& pts) {
+  std::map<std::string, std::map<std::string, std::pair<double, double>>> out;  // series -> x text -> (x, y)
+  for (const auto& p : pts) {
+    auto& slot = out[series_key(p)];
+    auto [it, fresh] = slot.emplace(p.x_text, std::make_pair(p.x, p.y));
+    if (!fresh && (p.d->better == Better::kLower ? p.y < it->second.second : p.y > it->second.second))
+      it->second.second = p.y;
+  }
+  return out;
+}
 
+std::string y_label(const ChartData& c) {
+  return c.metrics.size() == 1 ? metric_title(*c.first) : c.spec.title;
+}
+
+std::optional<Chart> line_chart(const ChartData& c, bool compare) {
   std::vector<std::string> order;
   std::map<std::string, const Point*> rep;
-  for (const auto* v : {&after_pts, &before_pts})
+  for (const auto* v : {&c.after, &c.before})
     for (const auto& p : *v)
       if (rep.emplace(series_key(p), &p).second) order.push_back(series_key(p));
   std::vector<const Point*> reps;
   for (const auto& k : order) reps.push_back(rep[k]);
-  const auto names = legend_names(reps);
+  const auto names = legend_names(reps, c.metrics.size() > 1);
 
-  svg::LineChart c;
-  c.title = spec.title;
-  c.x_label = spec.x_label;
-  c.y_label = metric;
-  c.log2_x = spec.bytes;
-  c.x_bytes = spec.bytes;
-  c.y_max_hint = spec.y_max;
-  c.y_unit = !after_pts.empty() ? after_pts.front().unit : before_pts.front().unit;
+  svg::LineChart lc;
+  lc.title = c.spec.title;
+  lc.x_label = c.spec.x_label.empty() ? c.spec.x : c.spec.x_label;
+  lc.y_label = y_label(c);
+  lc.log2_x = c.spec.x_log2;
+  lc.x_bytes = c.spec.x_bytes;
+  lc.y_max_hint = c.first->display.max;
+  lc.y_unit = shown_unit(*c.first);
   std::size_t dropped = 0;
   auto add = [&](const std::vector<Point>& pts, bool dashed) {
+    const auto folded = fold(pts);
     for (std::size_t i = 0; i < order.size(); ++i) {
-      std::map<double, double> best;  // x -> max y (repeats and in-place/out-of-place fold)
-      for (const auto& p : pts)
-        if (series_key(p) == order[i]) {
-          auto [it, fresh] = best.emplace(p.x, p.y);
-          if (!fresh) it->second = std::max(it->second, p.y);
-        }
-      if (best.empty()) continue;
+      auto it = folded.find(order[i]);
+      if (it == folded.end()) continue;
       if (i >= kMaxSeries) {
         ++dropped;
         continue;
       }
       svg::Series s;
-      s.name = names.at(order[i]) + (before ? (dashed ? " (before)" : " (after)") : "");
+      s.name = names.at(order[i]) + (compare ? (dashed ? " (before)" : " (after)") : "");
       s.dashed = dashed;
       s.color = static_cast<int>(i);
-      s.points.assign(best.begin(), best.end());
-      c.series.push_back(std::move(s));
+      for (const auto& [x_text, xy] : it->second) s.points.push_back(xy);
+      lc.series.push_back(std::move(s));
     }
   };
-  add(after_pts, false);
-  add(before_pts, true);
-  Chart out{spec.id, spec.title, svg::line_chart(c), ""};
+  add(c.after, false);
+  add(c.before, true);
+  Chart out{c.spec.id, c.spec.title, svg::line_chart(lc), ""};
   if (out.svg.empty()) return std::nullopt;
   if (dropped) out.note = std::to_string(dropped) + " more series are in the metrics table";
   return out;
 }
 
-// GEMM TFLOP/s per precision, against the datasheet peak when the probe reports it.
-const std::vector<std::string> kGemmMetrics = {"gemm.tflops"};
-const std::vector<std::string> kPeakMetrics = {"gemm.peak_tflops"};
-const std::vector<std::string> kPctMetrics = {"gemm.pct_of_peak"};
-const std::vector<std::string> kPrecisionKeys = {"precision", "dtype"};
-const std::vector<std::string> kDeviceKeys = {"gpu", "device"};
-
-std::string first_label(const Labels& l, const std::vector<std::string>& keys) {
-  for (const auto& k : keys)
-    if (auto it = l.find(k); it != l.end()) return it->second;
-  return {};
-}
-
-struct GemmData {
-  std::vector<std::string> precisions;
-  std::map<std::pair<std::string, std::string>, double> best;  // (precision, device) -> max TFLOP/s
-  std::map<std::string, double> peak;
-  std::set<std::string> devices;
-  std::string unit = "TFLOP/s";
-};
-
-GemmData gemm_data(const Report& r) {
-  GemmData g;
-  for (const auto& ref : select_metrics(r, "gemm", kGemmMetrics)) {
-    const std::string prec = first_label(ref.metric->labels, kPrecisionKeys);
-    if (prec.empty() || !std::isfinite(ref.metric->value)) continue;
-    const std::string dev = first_label(ref.metric->labels, kDeviceKeys);
-    if (std::find(g.precisions.begin(), g.precisions.end(), prec) == g.precisions.end())
-      g.precisions.push_back(prec);
-    g.devices.insert(dev);
-    auto [it, fresh] = g.best.emplace(std::make_pair(prec, dev), ref.metric->value);
-    if (!fresh) it->second = std::max(it->second, ref.metric->value);
-    if (!ref.metric->unit.empty()) g.unit = ref.metric->unit;
-  }
-  for (const auto& ref : select_metrics(r, "gemm", kPeakMetrics)) {
-    const std::string prec = first_label(ref.metric->labels, kPrecisionKeys);
-    if (!prec.empty() && std::isfinite(ref.metric->value)) g.peak[prec] = ref.metric->value;
-  }
-  for (const auto& ref : select_metrics(r, "gemm", kPctMetrics)) {
-    const std::string prec = first_label(ref.metric->labels, kPrecisionKeys);
-    if (prec.empty() || g.peak.count(prec) || !(ref.metric->value > 0)) continue;
-    // The % of peak of a measured point gives the peak back.
-    for (const auto& m : select_metrics(r, "gemm", kGemmMetrics, ref.metric->labels))
-      if (labels_key(m.metric->labels) == labels_key(ref.metric->labels))
-        g.peak[prec] = m.metric->value / (ref.metric->value / 100);
-  }
-  return g;
-}
-
-std::optional<Chart> gemm_chart(const Report& r, const Report* before) {
-  const GemmData a = gemm_data(r);
-  const GemmData b = before ? gemm_data(*before) : GemmData{};
-  std::vector<std::string> precisions = a.precisions;
-  for (const auto& p : b.precisions)
-    if (std::find(precisions.begin(), precisions.end(), p) == precisions.end()) precisions.push_back(p);
-  if (precisions.empty()) return std::nullopt;
-  std::set<std::string> devices = a.devices;
-  devices.insert(b.devices.begin(), b.devices.end());
-  svg::BarChart c;
-  c.title = "GEMM throughput per precision (best size)";
-  c.y_label = "GEMM throughput";
-  c.y_unit = a.unit;
-  for (const auto& prec : precisions) {
-    svg::BarGroup g;
-    g.label = prec;
-    int col = 0;
-    for (const auto& dev : devices) {
-      const std::string name = dev.empty() ? "measured" : "GPU " + dev;
-      if (before) {
-        auto ib = b.best.find({prec, dev});
-        if (ib != b.best.end()) g.bars.push_back({name + " (before)", ib->second, true, col});
+/// Bars per group (the x axis), one per series; the reference metric (same
+/// probe, same group value) drawn as a marker across the group.
+std::optional<Chart> bar_chart(const ChartData& c, const Report& r, bool compare) {
+  std::vector<std::string> groups, series;
+  for (const auto* v : {&c.after, &c.before})
+    for (const auto& p : *v) {
+      if (std::find(groups.begin(), groups.end(), p.x_text) == groups.end()) groups.push_back(p.x_text);
+      if (std::find(series.begin(), series.end(), series_key(p)) == series.end()) series.push_back(series_key(p));
+    }
+  std::map<std::string, const Point*> rep;
+  for (const auto* v : {&c.after, &c.before})
+    for (const auto& p : *v) rep.emplace(series_key(p), &p);
+  std::vector<const Point*> reps;
+  for (const auto& k : series) reps.push_back(rep[k]);
+  auto names = legend_names(reps, c.metrics.size() > 1);
+  for (auto& [k, n] : names)
+    if (n.empty()) n = "measured";
+  std::map<std::string, double> reference;  // group -> value
+  if (!c.spec.reference.empty())
+    for (const auto& p : r.probes)
+      for (const auto& m : p.metrics) {
+        if (m.name != c.spec.reference || !std::isfinite(m.value)) continue;
+        auto g = m.labels.find(c.spec.x);
+        if (g == m.labels.end()) continue;
+        const MetricDescriptor d = descriptor_of(p, m);
+        auto [it, fresh] = reference.emplace(g->second, shown_value(d, m.value));
+        if (!fresh) it->second = std::max(it->second, shown_value(d, m.value));
       }
-      auto ia = a.best.find({prec, dev});
-      if (ia != a.best.end()) g.bars.push_back({name + (before ? " (after)" : ""), ia->second, false, col});
-      ++col;
+  const auto fa = fold(c.after), fb = fold(c.before);
+  svg::BarChart bc;
+  bc.title = c.spec.title;
+  bc.y_label = y_label(c);
+  bc.y_unit = shown_unit(*c.first);
+  for (const auto& g : groups) {
+    svg::BarGroup bg;
+    bg.label = g;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      for (const bool before : {true, false}) {
+        if (before && !compare) continue;
+        const auto& f = before ? fb : fa;
+        auto si = f.find(series[i]);
+        if (si == f.end()) continue;
+        auto gi = si->second.find(g);
+        if (gi == si->second.end()) continue;
+        bg.bars.push_back({names.at(series[i]) + (compare ? (before ? " (before)" : " (after)") : ""),
+                           gi->second.second, before, static_cast<int>(i)});
+      }
     }
-    if (auto it = a.peak.find(prec); it != a.peak.end()) {
-      g.reference = it->second;
-      g.reference_label = "peak";
+    if (auto it = reference.find(g); it != reference.end()) {
+      bg.reference = it->second;
+      bg.reference_label = "peak";
     }
-    c.groups.push_back(std::move(g));
+    bc.groups.push_back(std::move(bg));
   }
-  Chart out{"gemm", c.title, svg::bar_chart(c), a.peak.empty() ? "no datasheet peak in the report" : ""};
+  Chart out{c.spec.id, c.spec.title, svg::bar_chart(bc), ""};
   if (out.svg.empty()) return std::nullopt;
+  if (!c.spec.reference.empty() && reference.empty()) out.note = "no " + c.spec.reference + " in the report";
   return out;
 }
 
 }  // namespace
 
 std::vector<Chart> build_charts(const Report& r, const Report* before) {
+  std::map<std::string, ChartData> charts;
+  std::vector<std::string> order;
+  collect(r, charts, order, false);
+  if (before) collect(*before, charts, order, true);
   std::vector<Chart> out;
-  const auto& specs = line_specs();
-  if (auto c = line_chart(r, before, specs[0])) out.push_back(std::move(*c));
-  if (auto c = gemm_chart(r, before)) out.push_back(std::move(*c));
-  for (std::size_t i = 1; i < specs.size(); ++i)
-    if (auto c = line_chart(r, before, specs[i])) out.push_back(std::move(*c));
+  for (const auto& id : order) {
+    const ChartData& c = charts.at(id);
+    auto chart = c.spec.kind == "bar" ? bar_chart(c, r, before != nullptr) : line_chart(c, before != nullptr);
+    if (chart) out.push_back(std::move(*chart));
+  }
   return out;
 }
 

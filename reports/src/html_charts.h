@@ -1,8 +1,8 @@
 #pragma once
-// Charts of the HTML report built from metric names and labels (internal).
-// Each chart renders only what the report holds; a chart with no data is
-// left out. Names are data here: adjust kLineCharts / the GEMM names when a
-// probe names its metrics differently.
+// Charts of the HTML report, built from metric descriptors (internal): every
+// metric whose descriptor names a chart is drawn in it, its x or group axis,
+// scale, unit and range as the descriptor says; series are the remaining
+// axes. A chart with no data is left out.
 
 #include <string>
 #include <vector>

@@ -79,17 +79,4 @@ std::optional<double> parse_size(const std::string& text) {
   return std::nullopt;
 }
 
-std::optional<double> label_number(const Labels& labels, const std::vector<std::string>& keys,
-                                   std::string* which) {
-  for (const auto& k : keys) {
-    auto it = labels.find(k);
-    if (it == labels.end()) continue;
-    if (auto v = parse_size(it->second)) {
-      if (which) *which = k;
-      return v;
-    }
-  }
-  return std::nullopt;
-}
-
 }  // namespace nodeprobe

@@ -7,6 +7,7 @@
 #include "html_assets.h"
 #include "html_charts.h"
 #include "nodeprobe/key_numbers.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/metric_select.h"
 #include "nodeprobe/render_compare.h"
 #include "nodeprobe/render_text.h"
@@ -95,12 +96,23 @@ void comparison(std::ostream& o, const Comparison& c) {
   for (Verdict v : {Verdict::kWorse, Verdict::kBetter, Verdict::kAmbiguous, Verdict::kSame, Verdict::kInvalid})
     o << badge(v) << " " << c.count(v) << " &nbsp; ";
   o << "</p>";
+  const auto causes = c.causes();
+  if (!causes.empty()) {
+    o << "<h3>What changed, and what moved with it</h3><ul class=\"causes\">";
+    for (const auto& cause : causes) {
+      const auto lines = cause_lines(cause);
+      o << "<li><b>" << esc(lines.front()) << "</b>";
+      for (std::size_t i = 1; i < lines.size(); ++i) o << "<div>" << esc(lines[i]) << "</div>";
+      o << "</li>";
+    }
+    o << "</ul>";
+  }
   auto one = [&](const char* title, const std::vector<OneSided>& v) {
     if (v.empty()) return;
     o << "<h3>" << title << "</h3><ul>";
     for (const auto& m : v)
       o << "<li class=\"mono\">" << esc(m.probe + "/" + m.name + labels_text(m.labels)) << " = "
-        << esc(format_number(m.value) + " " + m.unit) << "</li>";
+        << esc(format_metric(m.descriptor, m.value)) << "</li>";
     o << "</ul>";
   };
   one("Only in before", c.only_before);
@@ -112,7 +124,7 @@ void comparison(std::ostream& o, const Comparison& c) {
         << " &rarr; " << badge(s.after) << "</td></tr>";
     o << "</tbody></table>";
   }
-  o << "<h3>Environment differences</h3>";
+  o << "<h3>Settings and environment differences</h3>";
   if (c.environment.empty()) o << "<p class=\"muted\">None.</p>";
   else {
     o << "<table><thead><tr><th>section</th><th>key</th><th>before</th><th>after</th></tr></thead><tbody>";
@@ -123,7 +135,7 @@ void comparison(std::ostream& o, const Comparison& c) {
   }
   if (!c.metrics.empty()) {
     o << "<details" << (c.metrics.size() <= 40 ? " open" : "") << "><summary>" << c.metrics.size()
-      << " metrics matched</summary><table class=\"cmp\"><thead><tr><th>verdict</th><th>metric</th><th>before</th><th>after</th><th>delta</th>"
+      << " metrics paired</summary><table class=\"cmp\"><thead><tr><th>verdict</th><th>metric</th><th>before</th><th>after</th><th>delta</th>"
          "<th>unit</th><th>why</th></tr></thead><tbody>";
     std::vector<const MetricDiff*> v;
     for (const auto& d : c.metrics) v.push_back(&d);
@@ -131,11 +143,11 @@ void comparison(std::ostream& o, const Comparison& c) {
       return verdict_order(a->judgement.verdict) < verdict_order(b->judgement.verdict);
     });
     for (const MetricDiff* d : v)
-      o << "<tr><td>" << badge(d->judgement.verdict) << "</td><td class=\"mono\">"
-        << esc(d->probe + "/" + d->name + labels_text(d->labels)) << "</td><td class=\"num\">"
-        << esc(format_side(d->before)) << "</td><td class=\"num\">" << esc(format_side(d->after))
-        << "</td><td class=\"num\">" << esc(format_delta(d->judgement.delta_pct)) << "</td><td>"
-        << esc(d->unit) << "</td><td class=\"why\">" << esc(d->judgement.reason) << "</td></tr>";
+      o << "<tr><td>" << badge(d->judgement.verdict) << "</td><td class=\"mono\">" << esc(metric_label(*d))
+        << "</td><td class=\"num\">" << esc(format_side(d->before, d->descriptor)) << "</td><td class=\"num\">"
+        << esc(format_side(d->after, d->descriptor)) << "</td><td class=\"num\">"
+        << esc(format_delta(d->judgement.delta_pct)) << "</td><td>" << esc(shown_unit(d->descriptor))
+        << "</td><td class=\"why\">" << esc(d->judgement.reason) << "</td></tr>";
     o << "</tbody></table></details>";
   }
 }
@@ -159,15 +171,18 @@ void metrics(std::ostream& o, const Report& r) {
     any = true;
     o << "<details open><summary>" << esc(p.name) << " (" << p.metrics.size()
       << " metrics)</summary><table class=\"metrics\"><thead><tr><th>metric</th><th>labels</th><th>value</th>"
-         "<th>unit</th><th>spread</th><th>better</th></tr></thead><tbody>";
+         "<th>unit</th><th>spread</th><th>better</th><th>kind</th></tr></thead><tbody>";
     for (const auto& m : p.metrics) {
+      const MetricDescriptor d = descriptor_of(p, m);
       std::string spread;
       if (m.stats)
-        spread = "n=" + std::to_string(m.stats->n) + " p5 " + format_number(m.stats->p5) + " p95 " +
-                 format_number(m.stats->p95);
-      o << "<tr><td class=\"mono\">" << esc(m.name) << "</td><td class=\"mono\">" << esc(labels_key(m.labels))
-        << "</td><td class=\"num\">" << esc(format_number(m.value)) << "</td><td>" << esc(m.unit)
-        << "</td><td class=\"muted\">" << esc(spread) << "</td><td>" << to_string(m.better) << "</td></tr>";
+        spread = "n=" + std::to_string(m.stats->n) + " p5 " + format_number(shown_value(d, m.stats->p5)) + " p95 " +
+                 format_number(shown_value(d, m.stats->p95));
+      o << "<tr><td class=\"mono\" title=\"" << esc(d.description) << "\">" << esc(m.name)
+        << "</td><td class=\"mono\">" << esc(labels_key(m.labels)) << "</td><td class=\"num\">"
+        << esc(format_number(shown_value(d, m.value))) << "</td><td>" << esc(shown_unit(d))
+        << "</td><td class=\"muted\">" << esc(spread) << "</td><td>" << to_string(d.better) << "</td><td>"
+        << to_string(d.kind) << "</td></tr>";
     }
     o << "</tbody></table></details>";
   }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "nodeprobe/metric_descriptor.h"
+
 namespace nodeprobe {
 namespace {
 
@@ -76,8 +78,12 @@ void render_text(const Report& r, std::ostream& out, const TextOptions& opt) {
         out << "  ... " << (p.metrics.size() - shown) << " more metrics (--verbose or the JSON report)\n";
         break;
       }
-      out << "  " << m.name << labels_text(m) << " = " << format_number(m.value) << " " << m.unit
-          << "\n";
+      const MetricDescriptor d = descriptor_of(p, m);
+      out << "  " << metric_title(d) << labels_text(m) << " = " << format_metric(d, m.value);
+      if (m.stats && m.stats->n > 1)
+        out << "  (" << format_number(shown_value(d, m.stats->p5)) << ".." << format_number(shown_value(d, m.stats->p95))
+            << ", n=" << m.stats->n << ")";
+      out << "\n";
       ++shown;
     }
     if (opt.verbose || p.status != Status::kPass) {

@@ -68,6 +68,23 @@ Better better_from_string(std::string_view s) {
   if (s == "lower") return Better::kLower;
   return Better::kUnknown;
 }
+std::string_view to_string(MetricKind k) {
+  switch (k) {
+    case MetricKind::kMeasured: return "measured";
+    case MetricKind::kCount: return "count";
+    case MetricKind::kDerived: return "derived";
+    case MetricKind::kModel: return "model";
+    case MetricKind::kUnknown: break;
+  }
+  return "unknown";
+}
+MetricKind metric_kind_from_string(std::string_view s) {
+  if (s == "measured") return MetricKind::kMeasured;
+  if (s == "count") return MetricKind::kCount;
+  if (s == "derived") return MetricKind::kDerived;
+  if (s == "model") return MetricKind::kModel;
+  return MetricKind::kUnknown;
+}
 std::string_view to_string(Severity s) {
   switch (s) {
     case Severity::kInfo: return "info";
@@ -123,6 +140,62 @@ void from_json(const Json& j, Metric& v) {
   if (auto it = j.find("stats"); it != j.end() && !it->is_null()) v.stats = it->get<Stats>();
 }
 
+void to_json(Json& j, const MetricDescriptor& v) {
+  j = Json{{"name", v.name}, {"unit", v.unit}, {"better", to_string(v.better)},
+           {"kind", to_string(v.kind)}, {"axes", v.axes}};
+  if (!v.title.empty()) j["title"] = v.title;
+  if (!v.description.empty()) j["description"] = v.description;
+  const MetricDisplay& d = v.display;
+  if (d.scale != 1 || !d.unit.empty() || d.decimals >= 0 || d.min || d.max) {
+    Json dj = Json{{"scale", d.scale}};
+    if (!d.unit.empty()) dj["unit"] = d.unit;
+    if (d.decimals >= 0) dj["decimals"] = d.decimals;
+    if (d.min) dj["min"] = *d.min;
+    if (d.max) dj["max"] = *d.max;
+    j["display"] = dj;
+  }
+  const MetricChart& c = v.chart;
+  if (!c.id.empty())
+    j["chart"] = Json{{"id", c.id},         {"title", c.title},       {"kind", c.kind},
+                      {"x", c.x},           {"x_label", c.x_label},   {"x_log2", c.x_log2},
+                      {"x_bytes", c.x_bytes}, {"reference", c.reference}, {"best_of", c.best_of}};
+  if (v.key.rank > 0) j["key"] = Json{{"rank", v.key.rank}, {"caption", v.key.caption}, {"per", v.key.per}};
+}
+void from_json(const Json& j, MetricDescriptor& v) {
+  v.name = j.at("name").get<std::string>();
+  v.unit = str(j, "unit");
+  v.better = better_from_string(str(j, "better"));
+  v.kind = metric_kind_from_string(str(j, "kind"));
+  opt_vec(j, "axes", v.axes);
+  v.title = str(j, "title");
+  v.description = str(j, "description");
+  if (auto it = j.find("display"); it != j.end() && it->is_object()) {
+    const Json& d = *it;
+    v.display.scale = num(d, "scale", 1);
+    v.display.unit = str(d, "unit");
+    v.display.decimals = d.value("decimals", -1);
+    if (d.contains("min") && d["min"].is_number()) v.display.min = d["min"].get<double>();
+    if (d.contains("max") && d["max"].is_number()) v.display.max = d["max"].get<double>();
+  }
+  if (auto it = j.find("chart"); it != j.end() && it->is_object()) {
+    const Json& c = *it;
+    v.chart.id = str(c, "id");
+    v.chart.title = str(c, "title");
+    v.chart.kind = c.contains("kind") ? str(c, "kind") : "line";
+    v.chart.x = str(c, "x");
+    v.chart.x_label = str(c, "x_label");
+    v.chart.x_log2 = c.value("x_log2", false);
+    v.chart.x_bytes = c.value("x_bytes", false);
+    v.chart.reference = str(c, "reference");
+    v.chart.best_of = str(c, "best_of");
+  }
+  if (auto it = j.find("key"); it != j.end() && it->is_object()) {
+    v.key.rank = it->value("rank", 0);
+    v.key.caption = str(*it, "caption");
+    v.key.per = str(*it, "per");
+  }
+}
+
 void to_json(Json& j, const Check& v) {
   j = Json{{"id", v.id},
            {"status", to_string(v.status)},
@@ -144,8 +217,9 @@ void from_json(const Json& j, Check& v) {
 
 void to_json(Json& j, const ProbeResult& v) {
   j = Json{{"name", v.name},         {"status", to_string(v.status)}, {"reason", v.reason},
-           {"duration_s", v.duration_s}, {"config", v.config},        {"metrics", v.metrics},
-           {"checks", v.checks}};
+           {"duration_s", v.duration_s}, {"config", v.config},        {"descriptors", v.descriptors},
+           {"metrics", v.metrics},       {"checks", v.checks}};
+  if (!v.environment.empty()) j["environment"] = v.environment;
   if (!v.data.empty()) j["data"] = v.data;
 }
 void from_json(const Json& j, ProbeResult& v) {
@@ -154,8 +228,10 @@ void from_json(const Json& j, ProbeResult& v) {
   v.reason = str(j, "reason");
   v.duration_s = num(j, "duration_s");
   v.config = object_or_empty(j, "config");
+  opt_vec(j, "descriptors", v.descriptors);
   opt_vec(j, "metrics", v.metrics);
   opt_vec(j, "checks", v.checks);
+  v.environment = str_map(j, "environment");
   v.data = object_or_empty(j, "data");
 }
 
@@ -277,9 +353,12 @@ Report parse_report(const std::string& text, const std::string& origin) {
   if (schema.rfind(prefix, 0) != 0)
     throw ReportError(origin + ": not a nodeprobe report (schema \"" + schema + "\")");
   const std::string major = schema.substr(prefix.size(), schema.find('.', prefix.size()) - prefix.size());
-  if (major != std::to_string(kReportSchemaMajor))
-    throw ReportError(origin + ": report schema " + schema + " is not supported; this build reads " +
-                      kReportSchema);
+  int major_n = 0;
+  for (int m = kReportSchemaOldestMajor; m <= kReportSchemaMajor; ++m)
+    if (major == std::to_string(m)) major_n = m;
+  if (major_n == 0)
+    throw ReportError(origin + ": report schema " + schema + " is not supported; this build reads nodeprobe.report/" +
+                      std::to_string(kReportSchemaOldestMajor) + " to " + kReportSchema);
   try {
     return j.get<Report>();
   } catch (const nlohmann::json::exception& e) {

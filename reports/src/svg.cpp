@@ -47,6 +47,32 @@ std::string svg_open(const std::string& title, double h = kH) {
   return o.str();
 }
 
+/// Splits a legend name at spaces into lines of at most `width` characters;
+/// never cuts a name short (two series that differ at the end stay apart),
+/// at most 3 lines, the last one ending in an ellipsis when more was left.
+std::vector<std::string> wrap(const std::string& name, std::size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t i = 0;
+  while (i < name.size()) {
+    std::size_t j = name.find(' ', i);
+    if (j == std::string::npos) j = name.size();
+    const std::string word = name.substr(i, j - i);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    i = j + 1;
+  }
+  if (!line.empty()) lines.push_back(line);
+  if (lines.size() > 3) {
+    lines.resize(3);
+    lines.back() += "\xE2\x80\xA6";
+  }
+  return lines;
+}
+
 std::string legend(const std::vector<std::pair<std::string, std::pair<int, bool>>>& items) {
   std::ostringstream o;
   double y = kTop + 6;
@@ -54,10 +80,12 @@ std::string legend(const std::vector<std::pair<std::string, std::pair<int, bool>
     o << "<line x1=\"" << kW - kRight + 14 << "\" y1=\"" << y << "\" x2=\"" << kW - kRight + 38
       << "\" y2=\"" << y << "\" stroke=\"" << color(style.first) << "\" stroke-width=\"3\""
       << (style.second ? " stroke-dasharray=\"5 3\"" : "") << "/>"
-      << "<text x=\"" << kW - kRight + 44 << "\" y=\"" << y + 4 << "\" class=\"lg\">"
-      << esc(name.size() > 24 ? name.substr(0, 23) + "\xE2\x80\xA6" : name) << "<title>" << esc(name)
-      << "</title></text>";
-    y += 18;
+      << "<text x=\"" << kW - kRight + 44 << "\" y=\"" << y + 4 << "\" class=\"lg\">";
+    const auto lines = wrap(name, 20);  // ~7 px a character in the 146 px beside the plot
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      o << "<tspan x=\"" << kW - kRight + 44 << "\" dy=\"" << (i ? 12 : 0) << "\">" << esc(lines[i]) << "</tspan>";
+    o << "<title>" << esc(name) << "</title></text>";
+    y += 18 + 12 * static_cast<double>(lines.size() > 0 ? lines.size() - 1 : 0);
   }
   return o.str();
 }
@@ -141,8 +169,17 @@ std::string line_chart(const LineChart& c) {
     for (int e = e0; e <= e1; e += step)
       if (std::pow(2.0, e) >= xmin * 0.999 && std::pow(2.0, e) <= xmax * 1.001) xt.push_back(std::pow(2.0, e));
   } else {
-    for (double t : nice_ticks(xmin, xmax, 6))
+    // Counts on x (workers, nodes): no tick between two whole numbers.
+    bool whole = true;
+    for (const auto& s : c.series)
+      for (const auto& [x, y] : s.points) whole = whole && std::isfinite(x) && x == std::floor(x);
+    for (double t : nice_ticks(xmin, xmax, 6)) {
+      if (whole) {  // the ticks are sums of steps: 2.0000000000000004 is the tick 2
+        if (std::fabs(t - std::round(t)) > 1e-9) continue;
+        t = std::round(t);
+      }
       if (t >= xmin - 1e-9 && t <= xmax + 1e-9) xt.push_back(t);
+    }
     if (xt.empty()) xt.push_back(xmin);
   }
   for (double t : xt)

@@ -7,6 +7,7 @@
 #include "expectations.h"
 #include "inventory.h"
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "test_support.h"
 
 namespace nodeprobe::diag {
@@ -86,6 +87,38 @@ TEST(Expectations, RuleTakesBestSizePerGpuThenSlowestGpu) {
   EXPECT_EQ(n, 4u);
   const ExpectRule& nccl = builtin_expectations().rules.at("nccl_busbw");
   EXPECT_FALSE(rule_value(r, nccl));
+}
+
+TEST(Expectations, ReductionAndUnitComeFromTheMetricsDescriptor) {
+  ExpectRule rule;
+  rule.probe = "io";
+  rule.metric = "batch_latency";
+  rule.group_by = "worker";
+  Report r;
+  ProbeResult p;
+  p.name = "io";
+  p.descriptors = {measured("batch_latency", "ms", Better::kLower, "latency").axes({"worker", "size"})};
+  p.metrics = {m("batch_latency", 4, {{"worker", "0"}, {"size", "1"}}), m("batch_latency", 2, {{"worker", "0"}, {"size", "2"}}),
+               m("batch_latency", 9, {{"worker", "1"}, {"size", "1"}}), m("batch_latency", 7, {{"worker", "1"}, {"size", "2"}})};
+  r.probes.push_back(p);
+  MetricDescriptor d;
+  // Lower is better: the best (lowest) size within a worker, the worst worker across them.
+  EXPECT_EQ(*rule_value(r, rule, nullptr, &d), 7);
+  EXPECT_EQ(d.unit, "ms");
+  // A minimum of a lower-is-better metric is not judged, and says why.
+  Expectations e;
+  e.origin = "test";
+  rule.id = "lat";
+  rule.unit = "ms";
+  e.rules["lat"] = rule;
+  InstanceExpectation x;
+  x.type = "t.large";
+  x.min["lat"] = 5;
+  e.types["t.large"] = x;
+  TempDir root;
+  const ProbeResult out = judge_expectations(r, e, "t.large", "quick", FsRoot(root.path()), "");
+  EXPECT_EQ(check(out, "expect.lat")->status, Status::kSkip);
+  EXPECT_NE(check(out, "expect.lat")->detail.find("lower-is-better"), std::string::npos);
 }
 
 TEST(Expectations, HealthyP4dPasses) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "accept.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "accept_progress.h"
 #include "test_support.h"
 #include "verdict_table.h"
@@ -145,6 +146,8 @@ TEST(VerdictTable, StatusKeyNumbersReasonsFindingsAndExitCode) {
   ProbeResult b;
   b.name = "allreduce.mpi";
   b.status = Status::kPass;
+  // As nodeprobe-allreduce declares it: busbw is a key number ("busbw max").
+  b.descriptors = {measured("busbw", "GB/s", Better::kHigher, "bus bandwidth").axes({"size"}).key(1, "busbw max")};
   b.metrics.push_back({"busbw", 12.5, "GB/s", Better::kHigher, {{"size", "1M"}}, std::nullopt});
   r.probes.push_back(b);
   Finding f;

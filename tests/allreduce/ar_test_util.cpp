@@ -37,15 +37,30 @@ Json ArRun::check(const std::string& id) const {
   return nullptr;
 }
 
-double ArRun::metric(const std::string& name, const std::map<std::string, std::string>& labels) const {
-  if (!probe.contains("metrics")) return -1;
+namespace {
+
+/// The first metric `name` whose labels contain `labels`, or nullptr.
+const Json* find_metric(const Json& probe, const std::string& name, const std::map<std::string, std::string>& labels) {
+  if (!probe.contains("metrics")) return nullptr;
   for (const auto& m : probe["metrics"]) {
     if (m.value("name", "") != name) continue;
     bool all = true;
     for (const auto& [k, v] : labels) all = all && m["labels"].value(k, "") == v;
-    if (all) return m.value("value", -1.0);
+    if (all) return &m;
   }
-  return -1;
+  return nullptr;
+}
+
+}  // namespace
+
+double ArRun::metric(const std::string& name, const std::map<std::string, std::string>& labels) const {
+  const Json* m = find_metric(probe, name, labels);
+  return m ? m->value("value", -1.0) : -1;
+}
+
+long ArRun::stats_n(const std::string& name, const std::map<std::string, std::string>& labels) const {
+  const Json* m = find_metric(probe, name, labels);
+  return m && m->contains("stats") ? (*m)["stats"].value("n", -1L) : -1;
 }
 
 ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s) {

@@ -26,6 +26,8 @@ struct ArRun {
   Json check(const std::string& id) const;
   /// Value of the first metric with this name whose labels contain `labels`.
   double metric(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
+  /// Samples behind that metric (stats.n; -1 when absent or without stats).
+  long stats_n(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
 };
 
 /// Runs argv with "--json <tmp>/r.json" appended and parses the report.

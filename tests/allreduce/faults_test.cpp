@@ -54,7 +54,7 @@ TEST(AllreduceInput, MissingEfaIsEfaMissingWithTheProviderList) {
   EXPECT_TRUE(has(finding_ids(r.report), "efa.missing"));
   const Json c = r.check("fabric.efa");
   EXPECT_NE(c["observed"].get<std::string>().find("present: "), std::string::npos);
-  EXPECT_GT(r.metric("busbw", {{"target", "mpi"}}), 0);  // the rest still ran
+  EXPECT_GT(r.metric("busbw", {{"backend", "mpi"}}), 0);  // the rest still ran
 }
 
 TEST(AllreduceInput, TooFewRanksForAMode) {

@@ -27,15 +27,22 @@ TEST(AllreduceLocal, MpiAndFabricTcpShmFourRanks) {
   ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
   EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << "\n" << r.proc.err;
   EXPECT_EQ(r.status(), "pass") << r.reason();
+  const std::map<std::string, std::pair<std::string, std::string>> axes = {
+      {"mpi", {"mpi", "auto"}}, {"fabric:tcp", {"fabric", "tcp"}}, {"fabric:shm", {"fabric", "shm"}}};
   for (const char* target : {"mpi", "fabric:tcp", "fabric:shm"}) {
+    const auto& [backend, provider] = axes.at(target);
     for (const char* size : {"65536", "262144", "1048576"}) {
-      EXPECT_GT(r.metric("busbw", {{"target", target}, {"size", size}, {"placement", "out-of-place"}}), 0)
-          << target << " " << size;
-      EXPECT_GT(r.metric("busbw", {{"target", target}, {"size", size}, {"placement", "in-place"}}), 0);
+      for (const char* placement : {"out-of-place", "in-place"}) {
+        const std::map<std::string, std::string> labels = {
+            {"backend", backend}, {"provider", provider}, {"size", size}, {"placement", placement}};
+        EXPECT_GT(r.metric("busbw", labels), 0) << target << " " << size << " " << placement;
+        // Every timed iteration is a sample: the spread of time, algbw and busbw.
+        for (const char* name : {"busbw", "algbw", "time"}) EXPECT_GE(r.stats_n(name, labels), 2) << name;
+      }
     }
     EXPECT_EQ(r.check(std::string("data.") + dotted(target))["status"], "pass");
   }
-  EXPECT_EQ(r.metric("busbw", {{"target", "fabric:tcp"}}) > 0, true);
+  EXPECT_EQ(r.metric("busbw", {{"backend", "fabric"}, {"provider", "tcp"}}) > 0, true);
   // The transports that really carried the data.
   const auto& targets = r.probe["data"]["targets"];
   EXPECT_EQ(targets[1]["transport"], "tcp;ofi_rxm");

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "ar_math.h"
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/metric_descriptor.h"
+#include "nodeprobe/stats.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/report_json.h"
 #include "report_build.h"
@@ -47,9 +50,15 @@ RunData sample() {
   return d;
 }
 
+/// The first metric `name` of a target ("fabric:tcp", "mpi"; "" = any).
 const Metric* find_metric(const ProbeResult& p, const std::string& name, const std::string& target) {
-  for (const auto& m : p.metrics)
-    if (m.name == name && (target.empty() || m.labels.at("target") == target)) return &m;
+  for (const auto& m : p.metrics) {
+    if (m.name != name) continue;
+    if (target.empty()) return &m;
+    const auto b = m.labels.find("backend"), pr = m.labels.find("provider");
+    if (b == m.labels.end() || pr == m.labels.end()) continue;
+    if (b->second == target || b->second + ":" + pr->second == target) return &m;
+  }
   return nullptr;
 }
 
@@ -59,20 +68,46 @@ const Check* find_check(const ProbeResult& p, const std::string& id) {
   return nullptr;
 }
 
-TEST(ReportBuild, MetricsCarryLabelsNotNames) {
-  const ProbeResult p = build_probe(sample());
+TEST(ReportBuild, MetricsCarryTheirAxesAndSettingsStayInConfig) {
+  RunData d = sample();
+  d.config = Json{{"datatype", "float"}, {"op", "sum"}, {"iters", 20}};
+  const ProbeResult p = build_probe(d);
+  EXPECT_TRUE(descriptor_problems(p).empty());
   const Metric* m = find_metric(p, "busbw", "fabric:tcp");
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->unit, "GB/s");
-  EXPECT_EQ(m->labels.at("backend"), "fabric");
-  EXPECT_EQ(m->labels.at("provider"), "tcp");
-  EXPECT_EQ(m->labels.at("size"), "1048576");
-  EXPECT_EQ(m->labels.at("dtype"), "float");
-  EXPECT_EQ(m->labels.at("op"), "sum");
-  EXPECT_EQ(find_metric(p, "busbw", "mpi")->labels.at("provider"), "ob1:tcp");
+  EXPECT_EQ(m->labels, (Labels{{"backend", "fabric"}, {"provider", "tcp"}, {"size", "1048576"},
+                               {"placement", "out-of-place"}}));
+  EXPECT_EQ(p.config.at("datatype"), "float");
+  // The requested provider is the axis; what MPI really used is environment.
+  EXPECT_EQ(find_metric(p, "busbw", "mpi")->labels.at("provider"), "auto");
+  EXPECT_EQ(p.environment.at("transport.mpi"), "ob1:tcp");
   const Metric* ratio = find_metric(p, "busbw_ratio", "");
   ASSERT_NE(ratio, nullptr);
   EXPECT_DOUBLE_EQ(ratio->value, 2.0);
+}
+
+TEST(ReportBuild, TimeAlgbwAndBusbwShareTheirSamples) {
+  RunData d = sample();
+  Placement& p = d.targets[0].rows[0].oop;
+  p.time_stats = compute_stats({900, 1000, 1100, 1000, 950});
+  p.time_us = 990;
+  p.algbw = algbw_gbps(d.targets[0].rows[0].bytes, 990e-6);
+  p.busbw = allreduce_busbw(p.algbw, d.nranks);
+  const ProbeResult r = build_probe(d);
+  const Metric* t = find_metric(r, "time", "fabric:tcp");
+  const Metric* a = find_metric(r, "algbw", "fabric:tcp");
+  const Metric* b = find_metric(r, "busbw", "fabric:tcp");
+  ASSERT_TRUE(t && a && b && t->stats && a->stats && b->stats);
+  EXPECT_EQ(t->stats->n, 5u);
+  EXPECT_EQ(a->stats->n, 5u);
+  // The slowest iteration is the lowest bandwidth; busbw is algbw x 2(n-1)/n throughout.
+  EXPECT_NEAR(a->stats->min, algbw_gbps(1 << 20, 1100e-6), 1e-12);
+  EXPECT_NEAR(a->stats->max, algbw_gbps(1 << 20, 900e-6), 1e-12);
+  EXPECT_NEAR(b->stats->p5 / a->stats->p5, 1.5, 1e-12);
+  EXPECT_NEAR(b->stats->median / a->stats->median, 1.5, 1e-12);
+  // A placement measured without per-iteration samples still has its one sample.
+  EXPECT_EQ(find_metric(r, "time", "mpi")->stats->n, 1u);
 }
 
 TEST(ReportBuild, StragglerNamedAndPerRankRows) {

@@ -62,5 +62,23 @@ TEST(Stats, NonFiniteSamplesAreIgnored) {
   EXPECT_DOUBLE_EQ(s.median, 2.0);
 }
 
+TEST(Stats, MappedThroughADecreasingFunctionSwapsTheTails) {
+  // Seconds per iteration -> GB/s for 1e9 bytes: the slowest sample is the lowest bandwidth.
+  const Stats t = compute_stats({1.0, 2.0, 4.0, 2.0, 1.0});
+  const Stats bw = map_stats(t, [](double s) { return 1.0 / s; });
+  EXPECT_EQ(bw.n, t.n);
+  EXPECT_DOUBLE_EQ(bw.min, 0.25);
+  EXPECT_DOUBLE_EQ(bw.max, 1.0);
+  EXPECT_DOUBLE_EQ(bw.median, 0.5);
+  EXPECT_DOUBLE_EQ(bw.p5, 1.0 / t.p95);
+  EXPECT_DOUBLE_EQ(bw.p95, 1.0 / t.p5);
+  EXPECT_DOUBLE_EQ(bw.mean, 1.0 / t.mean);
+  EXPECT_NEAR(bw.stddev, t.stddev / (t.mean * t.mean), 1e-6);
+  // Increasing and linear: a plain scale.
+  const Stats x3 = map_stats(t, [](double s) { return 3 * s; });
+  EXPECT_DOUBLE_EQ(x3.p95, 3 * t.p95);
+  EXPECT_NEAR(x3.stddev, 3 * t.stddev, 1e-6);
+}
+
 }  // namespace
 }  // namespace nodeprobe

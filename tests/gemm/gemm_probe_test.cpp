@@ -9,6 +9,7 @@
 #include "gemm_probe.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
@@ -102,6 +103,13 @@ TEST(GemmProbe, HealthyNodePassesEverySection) {
   EXPECT_EQ(status_of(run.r, "gpu0.train.loss_falls"), "pass");
   EXPECT_EQ(status_of(run.r, "gpu0.train.matches_cpu"), "pass");
   EXPECT_EQ(metrics(run.r, "p2p.bandwidth"), 2u);
+  // Every metric declared with its axes; every timed one carries its repetitions' spread.
+  for (const auto& problem : descriptor_problems(run.r)) ADD_FAILURE() << problem;
+  for (const auto& m : run.r.metrics)
+    if (m.name == "gemm.tflops" || m.name == "conv.tflops" || m.name == "memory.device_bandwidth") {
+      EXPECT_GE(m.stats->n, 2u) << m.name;
+    }
+  EXPECT_EQ(metrics(run.r, "gemm.peak_tflops", {{"gpu", "0"}, {"precision", "bf16"}}), 1u);
   // Data: per GPU and the P2P matrix.
   ASSERT_EQ(run.r.data["gpus"].size(), 2u);
   EXPECT_EQ(run.r.data["gpus"][0]["model"], "H100-SXM");

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "consumer.h"
+#include "windows.h"
 
 namespace nodeprobe::io {
 namespace {
@@ -88,4 +89,37 @@ TEST(IoConsumer, NoTimeMeansNoFraction) {
 }
 
 }  // namespace
+TEST(Windows, ThroughputAndAuPerWindowAddUpToTheRun) {
+  // 12 batches of 10 samples x 1000 bytes, one every 10 ms; the consumer waited
+  // 5 ms before each of the last 6 (a slower second half).
+  LoaderResult res;
+  double t = 0;
+  for (int k = 0; k < 12; ++k) {
+    BatchRecord b;
+    b.wait_s = k >= 6 ? 0.005 : 0.0;
+    b.compute_s = 0.010 - b.wait_s;
+    t += 0.010;
+    b.end_s = t;
+    b.samples = 10;
+    b.bytes = 10000;
+    b.cpu_s = 0.001 * (k + 1);
+    res.batches.push_back(b);
+  }
+  const WindowSamples w = window_samples(res, true, 4, 3);
+  ASSERT_EQ(w.windows, 4u);
+  ASSERT_EQ(w.samples_per_s.size(), 4u);
+  for (double v : w.samples_per_s) EXPECT_NEAR(v, 1000, 1e-6);  // 30 samples in 30 ms
+  for (double v : w.mb_per_s) EXPECT_NEAR(v, 1.0, 1e-9);
+  ASSERT_EQ(w.au.size(), 4u);
+  EXPECT_NEAR(w.au[0], 1.0, 1e-12);
+  EXPECT_NEAR(w.au[3], 0.5, 1e-12);
+  EXPECT_NEAR(w.wait_fraction[3], 0.5, 1e-12);
+  for (double v : w.cpu_us_per_sample) EXPECT_NEAR(v, 100, 1e-6);  // 1 ms CPU per 10 samples
+  EXPECT_TRUE(w.h2d_gb_s.empty());
+  // Without a step time there is no AU; with too few batches, one window.
+  EXPECT_TRUE(window_samples(res, false).au.empty());
+  res.batches.resize(2);
+  EXPECT_EQ(window_samples(res, true).windows, 1u);
+}
+
 }  // namespace nodeprobe::io

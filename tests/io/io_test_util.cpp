@@ -9,6 +9,8 @@
 #include <sstream>
 
 #include "cache.h"
+#include "nodeprobe/metric_descriptor.h"
+#include "nodeprobe/report_json.h"
 #include "test_support.h"
 
 namespace nodeprobe::io::testing {
@@ -86,7 +88,12 @@ void prepare(const std::string& dir, const std::vector<std::string>& extra) {
 
 std::string report_problems(const nlohmann::json& report) {
   if (report.is_null()) return "no JSON report on stdout";
-  return nodeprobe::testing::schema_errors(report);
+  std::string out = nodeprobe::testing::schema_errors(report);
+  // Every metric declared, its labels exactly its axes, every measured one with stats.
+  const Report r = parse_report(report.dump(), "report");
+  for (const auto& p : r.probes)
+    for (const auto& problem : descriptor_problems(p)) out += problem + "\n";
+  return out;
 }
 
 }  // namespace nodeprobe::io::testing

@@ -1,6 +1,7 @@
 // The limits probe over fixture trees and a fake system: every item for
 // pass / warn / fail / skip.
 #include "limits_probe.h"
+#include "nodeprobe/metric_descriptor.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -218,6 +219,26 @@ TEST(LimitsProbe, ActiveVerificationConfirms) {
   EXPECT_EQ(r.check("limits.memlock.soft").detail, "verified: locked 16 MiB");
   EXPECT_EQ(r.check("limits.nofile.soft").detail, "verified: opened 8192 descriptors");
   EXPECT_NE(r.check("limits.dev_shm.free").detail.find("verified"), std::string::npos);
+}
+
+TEST(LimitsProbe, TimedActiveChecksCarryTheSpreadOfTheirRepeats) {
+  FakeSystem sys;
+  sys.posix_shm_result.seconds = 0.010;
+  sys.mlock_result.seconds = 0.020;
+  const ProbeRun r = run_probe("/", sys);
+  EXPECT_TRUE(descriptor_problems(r.result).empty());
+  std::map<std::string, const Metric*> by_name;
+  for (const auto& m : r.result.metrics) by_name[m.name] = &m;
+  ASSERT_TRUE(by_name.count("dev_shm_fill") && by_name.count("mlock_rate"));
+  EXPECT_EQ(by_name["dev_shm_fill"]->stats->n, 7u);
+  EXPECT_NEAR(by_name["dev_shm_fill"]->value, 32.0 * 1048576 / 0.010 / 1e9, 1e-9);
+  EXPECT_EQ(by_name["mlock_rate"]->unit, "GB/s");
+  // The node's settings are the environment compare shows; free space is state, not a setting.
+  EXPECT_EQ(r.result.environment.count("limits.dev_shm.free"), 0u);
+  EXPECT_EQ(r.result.environment.count("limits.nofile.soft"), 1u);
+  // Untimed verifications (a fake without seconds) add no metric.
+  FakeSystem untimed;
+  EXPECT_TRUE(run_probe("/", untimed).result.metrics.empty());
 }
 
 TEST(LimitsProbe, CapIpcLockExplainsLockingBeyondTheLimit) {

@@ -98,6 +98,60 @@ TEST_F(Browser, ReportRendersWithoutConsoleErrorsAndScreenshots) {
                                                                         std::filesystem::copy_options::overwrite_existing);
 }
 
+/// The tick labels on the y axis of one chart in the DOM Chromium rendered.
+std::vector<std::string> dom_y_ticks(const std::string& dom, const std::string& chart_id) {
+  std::vector<std::string> out;
+  const auto at = dom.find("id=\"chart-" + chart_id + "\"");
+  if (at == std::string::npos) return out;
+  const std::string svg = dom.substr(at, dom.find("</svg>", at) - at);
+  const std::string mark = "class=\"tk\" text-anchor=\"end\">";
+  for (auto p = svg.find(mark); p != std::string::npos; p = svg.find(mark, p + 1)) {
+    const auto b = p + mark.size();
+    out.push_back(svg.substr(b, svg.find('<', b) - b));
+  }
+  return out;
+}
+
+// Golden reports of the real probes (scripts/golden-reports.sh), rendered by
+// `nodeprobe report` and opened in Chromium: the AU axis runs 0..100 %, the
+// io-sweep draws its workers charts, the allreduce legend tells shm from tcp.
+TEST_F(Browser, GoldenReportsChartAuInPercentWorkersAndDistinctLegends) {
+  const std::string golden = std::string(NODEPROBE_FIXTURES) + "/reports/";
+  const std::string nodeprobe = std::string(NODEPROBE_BIN_DIR) + "/nodeprobe";
+  for (const char* name : {"io-sweep", "allreduce"}) {
+    const auto r = testing::run({nodeprobe, "report", golden + name + ".json", "--html", tmp.file(std::string(name) + ".html")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto sweep = open(tmp.file("io-sweep.html"), {"--dump-dom"});
+  ASSERT_TRUE(sweep.exited_ok()) << sweep.describe();
+  EXPECT_NE(sweep.out.find("data-render=\"ok\""), std::string::npos);
+  EXPECT_EQ(console_lines(sweep.err), "");
+  const auto ticks = dom_y_ticks(sweep.out, "io-workers-au");
+  ASSERT_FALSE(ticks.empty()) << "no AU vs workers chart from io-sweep in the rendered page";
+  EXPECT_EQ(ticks.front(), "0");
+  EXPECT_EQ(ticks.back(), "100");
+  EXPECT_NE(sweep.out.find(">AU (%)<"), std::string::npos);
+  EXPECT_FALSE(dom_y_ticks(sweep.out, "io-workers-samples").empty());
+
+  auto ar = open(tmp.file("allreduce.html"), {"--dump-dom"});
+  ASSERT_TRUE(ar.exited_ok()) << ar.describe();
+  const auto at = ar.out.find("id=\"chart-busbw\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string svg = ar.out.substr(at, ar.out.find("</svg>", at) - at);
+  EXPECT_NE(svg.find(">provider=shm</tspan>"), std::string::npos);
+  EXPECT_NE(svg.find(">provider=tcp</tspan>"), std::string::npos);
+
+  // And the pages are painted: a screenshot of each, far from blank.
+  for (const char* name : {"io-sweep", "allreduce"}) {
+    const auto shot = open(tmp.file(std::string(name) + ".html"),
+                           {"--screenshot=" + tmp.file(std::string(name) + ".png"), "--window-size=1280,1400", "--hide-scrollbars"});
+    ASSERT_TRUE(shot.exited_ok()) << shot.describe();
+    const std::string png = read_file(tmp.file(std::string(name) + ".png"));
+    EXPECT_GT(png.size(), 30000u) << name;
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  }
+}
+
 TEST_F(Browser, TheConsoleScanCatchesAScriptErrorAndABlockedFetch) {
   write_file(tmp.file("bad.html"),
              "<!DOCTYPE html><html><head><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "

@@ -33,7 +33,7 @@ class Cli : public ::testing::Test {
     write_file(tmp.file("garbage.json"), "{\"schema\": \"nodeprobe.report/1\", \"tool\": ");
     write_file(tmp.file("foreign.json"), "{\"benchmarks\": []}");
     Report future = testing::chart_report();
-    future.schema = "nodeprobe.report/2";
+    future.schema = "nodeprobe.report/3";
     write_file(tmp.file("future.json"), dump_report(future));
   }
   TempDir tmp;
@@ -63,16 +63,23 @@ TEST_F(Cli, CompareBadInputIsExit2WithOneLine) {
     EXPECT_EQ(r.out, "");
   }
   const auto future = np({"compare", tmp.file("before.json"), tmp.file("future.json")});
-  EXPECT_NE(future.err.find("nodeprobe.report/2 is not supported"), std::string::npos) << future.err;
+  EXPECT_NE(future.err.find("nodeprobe.report/3 is not supported"), std::string::npos) << future.err;
   EXPECT_EQ(np({"compare", tmp.file("before.json")}).exit_code, 64);
-  EXPECT_EQ(np({"compare", "--threshold", "-3", tmp.file("before.json"), tmp.file("after.json")}).exit_code, 64);
+  // A threshold that is not a finite, non-negative percentage: usage error, one line.
+  for (const char* t : {"-3", "nan", "NaN", "inf"}) {
+    const auto r = np({"compare", "--threshold", t, tmp.file("before.json"), tmp.file("after.json")});
+    EXPECT_EQ(r.exit_code, 64) << t << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("threshold"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 TEST_F(Cli, CompareFormats) {
   auto r = np({"compare", "--format", "json", tmp.file("before.json"), tmp.file("after.json")});
   EXPECT_EQ(r.exit_code, 1);
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["schema"], "nodeprobe.compare/1");
+  EXPECT_EQ(j["schema"], "nodeprobe.compare/2");
   EXPECT_GT(j["summary"]["worse"].get<int>(), 0);
   r = np({"compare", "--format", "md", tmp.file("before.json"), tmp.file("after.json")});
   EXPECT_NE(r.out.find("| verdict | metric |"), std::string::npos);
@@ -113,6 +120,9 @@ TEST_F(Cli, ReportBadInputIsExit2WithOneLine) {
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--compare", tmp.file("garbage.json")}).exit_code, 2);
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--html", "/nonexistent/x.html"}).exit_code, 2);
   EXPECT_EQ(np({"report", tmp.file("before.json"), "--format", "yaml"}).exit_code, 64);
+  const auto nan = np({"report", tmp.file("after.json"), "--compare", tmp.file("before.json"), "--threshold", "nan"});
+  EXPECT_EQ(nan.exit_code, 64);
+  EXPECT_EQ(std::count(nan.err.begin(), nan.err.end(), '\n'), 1) << nan.err;
 }
 
 TEST_F(Cli, ProbeExecutablesExportThroughTheCommonFlags) {

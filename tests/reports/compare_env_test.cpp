@@ -27,6 +27,7 @@ Report with_limits(const std::string& somaxconn) {
   c.id = "limits.somaxconn";
   c.observed = somaxconn;
   p.checks.push_back(c);
+  p.environment["limits.somaxconn"] = somaxconn;  // what the probe observed, as nodeprobe-limits writes it
   return r;
 }
 
@@ -58,9 +59,27 @@ TEST(EnvironmentDiff, ShowsVersionsInstanceTypeEnvLimitsAndConfig) {
   EXPECT_EQ(find(d, "env", "NCCL_DEBUG")->after, "WARN");
   EXPECT_EQ(find(d, "env", "FI_PROVIDER")->after, "(unset)");
   EXPECT_EQ(find(d, "env", "NCCL_SOCKET_IFNAME")->before, "(unset)");
-  ASSERT_TRUE(find(d, "limits", "limits.somaxconn"));
-  EXPECT_EQ(find(d, "limits", "limits.somaxconn")->before, "128");
+  ASSERT_TRUE(find(d, "environment:limits", "limits.somaxconn"));
+  EXPECT_EQ(find(d, "environment:limits", "limits.somaxconn")->before, "128");
+  EXPECT_EQ(find(d, "environment:limits", "limits.somaxconn")->probe, "limits");
   EXPECT_EQ(find(d, "config:limits", "workers")->after, "8");
+  EXPECT_EQ(find(d, "host", "kernel")->probe, "");
+}
+
+TEST(EnvironmentDiff, WhatOneSideNeverLearntIsNotAChange) {
+  // Run A's allreduce timed out before it loaded NCCL or wrote its settings.
+  Report b = with_limits("128"), a = with_limits("128");
+  a.host.nccl = "2.28.9";
+  a.host.mpi = "Open MPI v4.1.4";
+  b.probes[add_probe(b, "allreduce", Status::kTimeout, "deadline")].config = Json::object();
+  a.probes[add_probe(a, "allreduce", Status::kPass)].config = Json{{"iters", 5}};
+  EXPECT_TRUE(environment_diff(b, a).empty());
+  // A setting present on both sides but changed, or added, is a change.
+  b.probes[1].config = Json{{"iters", 20}};
+  a.probes[1].config = Json{{"iters", 5}, {"check", 1}};
+  const auto d = environment_diff(b, a);
+  EXPECT_EQ(find(d, "config:allreduce", "iters")->after, "5");
+  EXPECT_EQ(find(d, "config:allreduce", "check")->before, "(unset)");
 }
 
 TEST(EnvironmentDiff, IdenticalRunsHaveNone) {
@@ -80,10 +99,13 @@ TEST(CompareRender, TextMarkdownAndJsonCarryVerdictsAndEnvironment) {
   EXPECT_NE(t.str().find("io/mb_per_s{workers=4}"), std::string::npos);
   EXPECT_NE(t.str().find("-30.0 %"), std::string::npos);
   EXPECT_NE(t.str().find("host kernel: 4.18.0-513.el8.x86_64 -> 5.14"), std::string::npos);
+  // The host change is listed as the likely cause next to what moved.
+  EXPECT_NE(t.str().find("io: host kernel 4.18.0-513.el8.x86_64 -> 5.14"), std::string::npos) << t.str();
   render_compare_markdown(c, m);
   EXPECT_NE(m.str().find("| **worse** |"), std::string::npos);
   const Json j = compare_to_json(c);
-  EXPECT_EQ(j["schema"], "nodeprobe.compare/1");
+  EXPECT_EQ(j["schema"], "nodeprobe.compare/2");
+  EXPECT_EQ(j["causes"][0]["probe"], "io");
   EXPECT_EQ(j["summary"]["worse"], 1);
   EXPECT_EQ(j["metrics"][0]["verdict"], "worse");
   EXPECT_EQ(j["environment"][0]["key"], "kernel");

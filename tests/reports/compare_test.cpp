@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nodeprobe/compare.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/render_compare.h"
 #include "report_fixtures.h"
 
@@ -17,6 +18,14 @@ using testing::metric;
 Report one_metric(const Metric& m, const std::string& probe = "io") {
   Report r = base_report();
   r.probes[add_probe(r, probe, Status::kPass)].metrics.push_back(m);
+  return r;
+}
+
+/// One metric with its descriptor declared (kind and axes as given).
+Report declared(const Metric& m, MetricKind kind, std::vector<std::string> axes = {}) {
+  Report r = one_metric(m);
+  MetricDescriptor d = DescriptorBuilder(kind, m.name, m.unit, m.better, "test metric").axes(std::move(axes));
+  r.probes[0].descriptors.push_back(d);
   return r;
 }
 
@@ -40,7 +49,28 @@ TEST(Compare, ClearRegressionIsWorse) {
   const auto c = compare_reports(b, a, {});
   EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
   EXPECT_TRUE(c.any_worse());
-  EXPECT_NE(only(c).judgement.reason.find("do not overlap"), std::string::npos);
+  EXPECT_NE(only(c).judgement.reason.find("intervals separate"), std::string::npos);
+}
+
+TEST(Compare, FewSamplesThatSeparateAsOftenByChanceAreAmbiguous) {
+  // 5 against 5 samples: two runs of one node have all of one above all of
+  // the other 2 / C(10, 5) = 1 in 126 times; with ~30 metrics an A/A pair
+  // would show a worse every tenth pair. 7 against 7 (1 in 1716) is judged.
+  const auto b5 = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {}, 39, 41, 5), "allreduce");
+  const auto a5 = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {}, 29, 31, 5), "allreduce");
+  const auto c5 = compare_reports(b5, a5, {});
+  EXPECT_EQ(only(c5).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_FALSE(c5.any_worse());
+  EXPECT_NE(only(c5).judgement.reason.find("by chance 1 in 126"), std::string::npos) << only(c5).judgement.reason;
+  const auto b6 = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {}, 39, 41, 6), "allreduce");
+  const auto a7 = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {}, 29, 31, 7), "allreduce");
+  EXPECT_EQ(only(compare_reports(b6, a7, {})).judgement.verdict, Verdict::kAmbiguous);  // 1 in 858
+  const auto b7 = one_metric(metric("busbw", 40, "GB/s", Better::kHigher, {}, 39, 41, 7), "allreduce");
+  EXPECT_EQ(only(compare_reports(b7, a7, {})).judgement.verdict, Verdict::kWorse);
+  EXPECT_EQ(only(compare_reports(a7, b7, {})).judgement.verdict, Verdict::kBetter);
+  // Few samples against many: 5 against 20 is 1 in 26565, judged.
+  const auto a20 = one_metric(metric("busbw", 30, "GB/s", Better::kHigher, {}, 29, 31, 20), "allreduce");
+  EXPECT_EQ(only(compare_reports(b5, a20, {})).judgement.verdict, Verdict::kWorse);
 }
 
 TEST(Compare, OverlappingSpreadsBeyondThresholdAreAmbiguous) {
@@ -58,10 +88,10 @@ TEST(Compare, SmallChangeWithTightSpreadsIsSame) {
   EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kSame);
 }
 
-TEST(Compare, SmallChangeWithHugeSpreadIsAmbiguousNotSame) {
+TEST(Compare, ChangeInsideTheThresholdIsSameWhateverTheSpread) {
   const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 50, 150, 20));
   const auto a = one_metric(metric("mb_per_s", 101, "MB/s", Better::kHigher, {}, 52, 149, 20));
-  EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_EQ(only(compare_reports(b, a, {})).judgement.verdict, Verdict::kSame);
 }
 
 TEST(Compare, LowerIsBetterDirectionIsHonoured) {
@@ -72,32 +102,93 @@ TEST(Compare, LowerIsBetterDirectionIsHonoured) {
   EXPECT_EQ(only(compare_reports(a, b, {})).judgement.verdict, Verdict::kWorse);
 }
 
-TEST(Compare, SingleValuesAreJudgedByTheThresholdAlone) {
-  const auto b = one_metric(metric("au", 80, "%", Better::kHigher));
-  const auto a = one_metric(metric("au", 70, "%", Better::kHigher));
+TEST(Compare, MeasuredValuesWithoutSpreadAreNeverWorse) {
+  // One sample a side: a 12.5 % drop cannot be told from noise.
+  const auto b = declared(metric("au", 0.80, "fraction", Better::kHigher), MetricKind::kMeasured);
+  const auto a = declared(metric("au", 0.70, "fraction", Better::kHigher), MetricKind::kMeasured);
   const auto c = compare_reports(b, a, {});
-  EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
-  EXPECT_NE(only(c).judgement.reason.find("threshold alone"), std::string::npos);
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_NE(only(c).judgement.reason.find("spread"), std::string::npos);
+  EXPECT_FALSE(c.any_worse());
   CompareOptions loose;
   loose.threshold_pct = 20;
   EXPECT_EQ(only(compare_reports(b, a, loose)).judgement.verdict, Verdict::kSame);
 }
 
-TEST(Compare, SpreadOnOneSideOnly) {
+TEST(Compare, CountsAreJudgedByTheThresholdAlone) {
+  const auto b = declared(metric("mesh_unreachable", 0, "count", Better::kLower), MetricKind::kCount);
+  const auto a = declared(metric("mesh_unreachable", 2, "count", Better::kLower), MetricKind::kCount);
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
+  EXPECT_TRUE(std::isinf(only(c).judgement.delta_pct));
+  EXPECT_EQ(format_delta(only(c).judgement.delta_pct), "+inf %");
+}
+
+TEST(Compare, ModelPredictionsAreNotJudged) {
+  const auto b = declared(metric("predicted_step_time", 1, "s", Better::kLower), MetricKind::kModel);
+  const auto a = declared(metric("predicted_step_time", 2, "s", Better::kLower), MetricKind::kModel);
+  const auto c = compare_reports(b, a, {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kInvalid);
+  EXPECT_FALSE(c.any_worse());
+}
+
+TEST(Compare, SpreadOnOneSideOnlyIsAmbiguous) {
   const auto single = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher));
   const auto tight = one_metric(metric("mb_per_s", 120, "MB/s", Better::kHigher, {}, 118, 122, 20));
-  const auto wide = one_metric(metric("mb_per_s", 120, "MB/s", Better::kHigher, {}, 95, 140, 20));
-  EXPECT_EQ(only(compare_reports(single, tight, {})).judgement.verdict, Verdict::kBetter);
-  // The single value lies inside the other side's interval: no clear change.
-  EXPECT_EQ(only(compare_reports(single, wide, {})).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_EQ(only(compare_reports(single, tight, {})).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_EQ(only(compare_reports(tight, single, {})).judgement.verdict, Verdict::kAmbiguous);
 }
 
 TEST(Compare, ThresholdIsAPercentageOfBefore) {
-  const auto b = one_metric(metric("x", 100, "", Better::kHigher));
-  const auto a4 = one_metric(metric("x", 104.9, "", Better::kHigher));
-  const auto a5 = one_metric(metric("x", 105.1, "", Better::kHigher));
+  const auto b = declared(metric("x", 100, "count", Better::kHigher), MetricKind::kCount);
+  const auto a4 = declared(metric("x", 104.9, "count", Better::kHigher), MetricKind::kCount);
+  const auto a5 = declared(metric("x", 105.1, "count", Better::kHigher), MetricKind::kCount);
   EXPECT_EQ(only(compare_reports(b, a4, {})).judgement.verdict, Verdict::kSame);
   EXPECT_EQ(only(compare_reports(b, a5, {})).judgement.verdict, Verdict::kBetter);
+}
+
+TEST(Compare, ThresholdMustBeAFiniteNonNegativeNumber) {
+  CompareOptions o;
+  EXPECT_EQ(check_options(o), "");
+  o.threshold_pct = 0;
+  EXPECT_EQ(check_options(o), "");
+  for (double bad : {std::nan(""), -1.0, HUGE_VAL}) {
+    o.threshold_pct = bad;
+    const std::string why = check_options(o);
+    EXPECT_NE(why.find("--threshold"), std::string::npos) << bad;
+    EXPECT_EQ(why.find('\n'), std::string::npos);
+  }
+}
+
+TEST(Compare, SettingsInConfigDoNotSplitPairsAndAreShownAsTheCause) {
+  // nodeprobe-io read -w 2 -p 2 vs -w 1 -p 1: the settings are config, not labels.
+  Report b = declared(metric("throughput", 1500, "MB/s", Better::kHigher, {}, 1450, 1550, 20), MetricKind::kMeasured);
+  Report a = declared(metric("throughput", 780, "MB/s", Better::kHigher, {}, 750, 810, 20), MetricKind::kMeasured);
+  b.probes[0].config = Json{{"workers", 2}, {"prefetch", 2}};
+  a.probes[0].config = Json{{"workers", 1}, {"prefetch", 1}};
+  const auto c = compare_reports(b, a, {});
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
+  const auto causes = c.causes();
+  ASSERT_EQ(causes.size(), 1u);
+  const auto lines = cause_lines(causes[0]);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "io: prefetch 2 -> 1, workers 2 -> 1");
+  EXPECT_NE(lines[1].find("throughput -48.0 % worse (1500 MB/s -> 780 MB/s)"), std::string::npos) << lines[1];
+}
+
+TEST(Compare, LabelsThatAreNotAxesLeaveTheIdentity) {
+  // A /1 report kept its settings as labels; the /2 side's descriptor says
+  // which labels are axes, so the pair still matches.
+  Report b = one_metric(metric("au", 0.9, "fraction", Better::kHigher, {{"workers", "2"}, {"layout", "files"}}, 0.88,
+                               0.92, 10));
+  b.schema = "nodeprobe.report/1";
+  Report a = declared(metric("au", 0.5, "fraction", Better::kHigher, {{"layout", "files"}}, 0.45, 0.55, 10),
+                      MetricKind::kMeasured, {"layout"});
+  const auto c = compare_reports(b, a, {});
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_EQ(only(c).labels, (Labels{{"layout", "files"}}));
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kWorse);
 }
 
 TEST(Compare, MissingMetricsAreListedPerSide) {
@@ -138,10 +229,10 @@ TEST(Compare, MatchesByProbeNameAndLabelsNotPosition) {
 
 TEST(Compare, RepeatedKeysPairInOrder) {
   Report b = base_report(), a = base_report();
-  b.probes[add_probe(b, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher),
-                                                            metric("t", 20, "", Better::kHigher)};
-  a.probes[add_probe(a, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher),
-                                                            metric("t", 10, "", Better::kHigher)};
+  b.probes[add_probe(b, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 10),
+                                                            metric("t", 20, "", Better::kHigher, {}, 19.9, 20.1, 10)};
+  a.probes[add_probe(a, "gemm", Status::kPass)].metrics = {metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 10),
+                                                            metric("t", 10, "", Better::kHigher, {}, 9.9, 10.1, 10)};
   const auto c = compare_reports(b, a, {});
   ASSERT_EQ(c.metrics.size(), 2u);
   EXPECT_EQ(c.metrics[0].judgement.verdict, Verdict::kSame);
@@ -157,24 +248,17 @@ TEST(Compare, UnitChangeAndNonFiniteValuesAreNotJudged) {
   EXPECT_EQ(only(compare_reports(b, n, {})).judgement.verdict, Verdict::kInvalid);
 }
 
-TEST(Compare, ZeroBeforeGivesInfiniteDeltaAndADirection) {
-  const auto b = one_metric(metric("errors", 0, "count", Better::kLower));
-  const auto a = one_metric(metric("errors", 3, "count", Better::kLower));
-  const auto& d = only(compare_reports(b, a, {}));
-  EXPECT_TRUE(std::isinf(d.judgement.delta_pct));
-  EXPECT_EQ(d.judgement.verdict, Verdict::kWorse);
-  EXPECT_EQ(format_delta(d.judgement.delta_pct), "+inf %");
-}
-
-TEST(Compare, SideUsesP5P95ThenMinMaxThenStddev) {
-  Metric m = metric("x", 10, "", Better::kHigher, {}, 9, 11, 10);
+TEST(Compare, SideUsesP5P95ThenMinMax) {
+  Metric m = metric("x", 10, "", Better::kHigher, {}, 9, 11, 20);
   EXPECT_EQ(side_of(m).spread, "p5..p95");
+  m.stats->n = 19;  // too few samples for percentiles to mean much: every sample counts
+  EXPECT_EQ(side_of(m).spread, "min..max");
+  m.stats->n = 20;
   m.stats->p5 = m.stats->p95 = 10;
   EXPECT_EQ(side_of(m).spread, "min..max");
   m.stats->min = m.stats->max = 10;
-  EXPECT_EQ(side_of(m).spread, "+-stddev");
-  m.stats->stddev = 0;
   EXPECT_TRUE(side_of(m).has_spread);  // identical samples: a known zero spread
+  EXPECT_EQ(side_of(m).lo, 10);
   m.stats->n = 1;
   EXPECT_FALSE(side_of(m).has_spread);
 }

@@ -72,7 +72,8 @@ TEST(Prometheus, StrictParserAcceptsTheExportAndValuesAreInBaseUnits) {
     EXPECT_TRUE(s.labels.count("probe"));
     EXPECT_GT(s.value, 1e6);  // GB/s exported as bytes per second
   }
-  const PromFamily* au = family(fams, "nodeprobe_io_au_ratio");
+  // AU is a fraction (its descriptor's unit): exported as a ratio, 0..1.
+  const PromFamily* au = family(fams, "nodeprobe_io_sweep_au_ratio");
   ASSERT_TRUE(au);
   for (const auto& s : au->samples) EXPECT_LE(s.value, 1.0);
   const PromFamily* gemm = family(fams, "nodeprobe_gemm_gemm_tflops_flop_per_second");

@@ -44,7 +44,7 @@ TEST(Html, SelfContainedWithCspAndNoExternalReferences) {
 
 TEST(Html, ChartsForBusbwGemmAndIoAreInlineSvg) {
   const std::string h = page(testing::chart_report());
-  for (const char* id : {"chart-busbw", "chart-gemm", "chart-io-throughput", "chart-io-au"})
+  for (const char* id : {"chart-busbw", "chart-gemm", "chart-io-workers-throughput", "chart-io-workers-au"})
     EXPECT_NE(h.find(std::string("id=\"") + id + "\""), std::string::npos) << id;
   EXPECT_EQ(count(h, "<svg "), 4u);
   EXPECT_EQ(count(h, "<polyline"), 2u /*busbw*/ + 1u /*io mb/s*/ + 1u /*io au*/);

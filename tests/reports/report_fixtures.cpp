@@ -1,6 +1,7 @@
 #include "report_fixtures.h"
 
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/metric_descriptor.h"
 
 namespace nodeprobe::testing {
 
@@ -62,6 +63,11 @@ Report chart_report(double scale, const std::string& label) {
   // Allreduce: busbw vs size for two transports.
   for (const char* provider : {"tcp", "efa"}) {
     const std::size_t i = add_probe(r, std::string("allreduce.fabric.") + provider, Status::kPass);
+    r.probes[i].descriptors.push_back(measured("busbw", "GB/s", Better::kHigher, "bus bandwidth")
+                                          .axes({"backend", "provider", "size"})
+                                          .line_chart("busbw", "Allreduce bus bandwidth vs message size", "size",
+                                                      "message size (bytes)", true)
+                                          .key(1, "busbw max"));
     const double peak = std::string(provider) == "efa" ? 40.0 : 9.0;
     for (double size = 1024; size <= 256.0 * 1048576; size *= 4) {
       const double frac = size / (size + 4.0 * 1048576);
@@ -74,6 +80,14 @@ Report chart_report(double scale, const std::string& label) {
   }
   // GEMM per precision with the datasheet peak.
   const std::size_t g = add_probe(r, "gemm", Status::kPass);
+  r.probes[g].descriptors = {
+      measured("gemm.tflops", "TFLOP/s", Better::kHigher, "GEMM throughput")
+          .axes({"gpu", "precision", "size"})
+          .bar_chart("gemm", "GEMM throughput per precision (best size)", "precision", "gemm.peak_tflops")
+          .best_of("size")
+          .key(1, "", "precision"),
+      counted("gemm.peak_tflops", "TFLOP/s", Better::kHigher, "datasheet peak").axes({"gpu", "precision"}),
+      derived("gemm.pct_of_peak", "%", Better::kHigher, "share of the peak").axes({"gpu", "precision", "size"})};
   const std::pair<const char*, double> prec[] = {{"fp32", 19.5}, {"tf32", 156}, {"bf16", 312}, {"fp16", 312}};
   for (const auto& [p, peak] : prec) {
     for (int dev = 0; dev < 2; ++dev) {
@@ -83,16 +97,30 @@ Report chart_report(double scale, const std::string& label) {
           metric("gemm.tflops", v, "TFLOP/s", Better::kHigher, labels, v * 0.99, v * 1.01, 10));
       // As nodeprobe-gemm reports it: the share of the datasheet peak per point.
       r.probes[g].metrics.push_back(metric("gemm.pct_of_peak", 100 * v / peak, "%", Better::kHigher, labels));
+      r.probes[g].metrics.push_back(metric("gemm.peak_tflops", peak, "TFLOP/s", Better::kHigher,
+                                           {{"precision", p}, {"gpu", std::to_string(dev)}}));
     }
   }
   // IO: throughput and AU vs workers.
-  const std::size_t io = add_probe(r, "io.read", Status::kPass);
+  const std::size_t io = add_probe(r, "io-sweep", Status::kPass);
+  r.probes[io].descriptors = {
+      measured("throughput", "MB/s", Better::kHigher, "record bytes per second")
+          .axes({"layout", "workers"})
+          .line_chart("io-workers-throughput", "IO throughput vs workers", "workers", "workers"),
+      measured("au", "fraction", Better::kHigher, "accelerator utilisation")
+          .titled("AU")
+          .axes({"layout", "workers"})
+          .percent(1)
+          .line_chart("io-workers-au", "Accelerator utilisation (AU) vs workers", "workers", "workers")};
   for (int w : {1, 2, 4, 8}) {
     const double mbps = 180.0 * w * scale / (1 + 0.1 * w);
-    r.probes[io].metrics.push_back(metric("mb_per_s", mbps, "MB/s", Better::kHigher,
-                                          {{"workers", std::to_string(w)}, {"layout", "files"}}));
-    r.probes[io].metrics.push_back(metric("au", std::min(99.0, 30.0 * w * scale), "%", Better::kHigher,
-                                          {{"workers", std::to_string(w)}, {"layout", "files"}}));
+    const double au = std::min(0.99, 0.30 * w * scale);
+    r.probes[io].metrics.push_back(metric("throughput", mbps, "MB/s", Better::kHigher,
+                                          {{"workers", std::to_string(w)}, {"layout", "files"}}, mbps * 0.95,
+                                          mbps * 1.03, 8));
+    r.probes[io].metrics.push_back(metric("au", au, "fraction", Better::kHigher,
+                                          {{"workers", std::to_string(w)}, {"layout", "files"}}, au * 0.97,
+                                          std::min(1.0, au * 1.02), 8));
   }
   // Limits with a failing check and its finding.
   const std::size_t l = add_probe(r, "limits", Status::kWarn);

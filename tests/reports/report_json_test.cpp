@@ -78,7 +78,7 @@ TEST(ReportJson, MalformedAndForeignInputGiveOneLineErrors) {
   expect_one_line_error("[1,2,3]", "top level is not an object");
   expect_one_line_error("{\"name\": \"package.json\"}", "no \"schema\" field");
   expect_one_line_error("{\"schema\": \"https://json-schema.org/draft-07\"}", "not a nodeprobe report");
-  expect_one_line_error("{\"schema\": \"nodeprobe.report/2\"}", "not supported");
+  expect_one_line_error("{\"schema\": \"nodeprobe.report/3\"}", "not supported");
   expect_one_line_error("{\"schema\": \"nodeprobe.report/1\", \"tool\": {}}", "malformed report");
   Json j = testing::full_sample_report();
   j["probes"][0]["metrics"][0]["value"] = "fast";
@@ -87,8 +87,43 @@ TEST(ReportJson, MalformedAndForeignInputGiveOneLineErrors) {
 
 TEST(ReportJson, MinorVersionsOfTheSameMajorAreRead) {
   Json j = testing::full_sample_report();
-  j["schema"] = "nodeprobe.report/1.3";
+  j["schema"] = "nodeprobe.report/2.3";
   EXPECT_NO_THROW(parse_report(j.dump(), "mem"));
+}
+
+TEST(ReportJson, WritesSchema2AndReadsSchema1) {
+  const Report r = testing::full_sample_report();
+  EXPECT_EQ(Json(r)["schema"], "nodeprobe.report/2");
+  // A /1 report has no descriptors and keeps its schema when read.
+  Json j = Json(r);
+  j["schema"] = "nodeprobe.report/1";
+  j["probes"][0].erase("descriptors");
+  j["probes"][0].erase("environment");
+  const Report old = parse_report(j.dump(), "v1.json");
+  EXPECT_EQ(old.schema, "nodeprobe.report/1");
+  EXPECT_TRUE(old.probes[0].descriptors.empty());
+  EXPECT_EQ(old.probes[0].metrics.size(), 2u);
+}
+
+TEST(ReportJson, DescriptorsRoundTrip) {
+  const Report r = testing::full_sample_report();
+  const Report back = parse_report(dump_report(r), "mem");
+  ASSERT_EQ(back.probes[0].descriptors.size(), 3u);
+  const MetricDescriptor& d = back.probes[0].descriptors[0];
+  EXPECT_EQ(d.name, "busbw");
+  EXPECT_EQ(d.kind, MetricKind::kMeasured);
+  EXPECT_EQ(d.axes, (std::vector<std::string>{"size", "provider"}));
+  EXPECT_EQ(d.chart.id, "busbw");
+  EXPECT_TRUE(d.chart.x_log2);
+  EXPECT_EQ(d.key.rank, 1);
+  const MetricDescriptor& pct = back.probes[0].descriptors[2];
+  EXPECT_EQ(pct.kind, MetricKind::kCount);
+  EXPECT_EQ(pct.display.scale, 100);
+  EXPECT_EQ(pct.display.unit, "%");
+  ASSERT_TRUE(pct.display.max);
+  EXPECT_EQ(*pct.display.max, 100);
+  EXPECT_EQ(back.probes[0].environment, r.probes[0].environment);
+  EXPECT_EQ(dump_report(back), dump_report(r));
 }
 
 TEST(ReportJson, LoadReportNamesTheFile) {

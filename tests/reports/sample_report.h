@@ -1,5 +1,6 @@
 #pragma once
 // A report with every field populated, for round-trip and schema tests.
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/report.h"
 
 namespace nodeprobe::testing {
@@ -30,6 +31,13 @@ inline Report full_sample_report() {
   p.reason = "";
   p.duration_s = 12.5;
   p.config = Json{{"backend", "fabric"}, {"iters", 20}};
+  p.descriptors = {measured("busbw", "GB/s", Better::kHigher, "bus bandwidth")
+                       .axes({"size", "provider"})
+                       .line_chart("busbw", "Allreduce bus bandwidth vs message size", "size", "message size", true)
+                       .key(1, "busbw max"),
+                   derived("time", "us", Better::kLower, "time per allreduce").axes({"size", "provider"}),
+                   counted("share", "fraction", Better::kHigher, "a fraction shown as percent").percent(1)};
+  p.environment = {{"transport.fabric:efa", "efa;ofi_rxm"}};
   Metric m;
   m.name = "busbw";
   m.value = 41.5;

@@ -46,7 +46,11 @@ TEST(Schema, RejectsContractViolations) {
   };
   EXPECT_NE(broken([](Json& j) { j.erase("verdict"); }), "");
   EXPECT_NE(broken([](Json& j) { j["verdict"] = "meh"; }), "");
-  EXPECT_NE(broken([](Json& j) { j["schema"] = "nodeprobe.report/2"; }), "");
+  EXPECT_NE(broken([](Json& j) { j["schema"] = "nodeprobe.report/1"; }), "") << "the schema file describes /2";
+  EXPECT_NE(broken([](Json& j) { j["probes"][0].erase("descriptors"); }), "");
+  EXPECT_NE(broken([](Json& j) { j["probes"][0]["descriptors"][0]["kind"] = "guessed"; }), "");
+  EXPECT_NE(broken([](Json& j) { j["probes"][0]["descriptors"][0]["display"] = Json{{"scale", 0}}; }), "");
+  EXPECT_NE(broken([](Json& j) { j["probes"][0]["environment"]["x"] = 1; }), "");
   EXPECT_NE(broken([](Json& j) { j["probes"][0]["metrics"][0]["better"] = "unknown"; }), "");
   EXPECT_NE(broken([](Json& j) { j["probes"][0]["metrics"][0]["name"] = "busbw_64MB"; }), "")
       << "upper case / unit-like names are rejected";

@@ -1,7 +1,12 @@
 #include "nodeprobe/probe.h"
 
+#include <algorithm>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
+
+#include "nodeprobe/metric_descriptor.h"
+#include "nodeprobe/stats.h"
 
 namespace nodeprobe {
 
@@ -22,16 +27,49 @@ Status status_from_checks(const ProbeResult& r) {
   return aggregate(s);
 }
 
-Metric& add_metric(ProbeResult& r, std::string name, double value, std::string unit,
-                   Better better, std::map<std::string, std::string> labels) {
+void declare_metrics(ProbeResult& r, const std::vector<MetricDescriptor>& table) {
+  for (const auto& d : table)
+    if (!find_descriptor(r, d.name)) r.descriptors.push_back(d);
+}
+
+namespace {
+
+Metric& add_declared(ProbeResult& r, const std::string& name, double value, std::optional<Stats> stats,
+                     Labels axes) {
+  const MetricDescriptor* d = find_descriptor(r, name);
+  if (!d) throw std::logic_error("metric " + name + " of probe " + r.name + " was not declared");
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : axes) keys.push_back(k);
+  std::vector<std::string> want = d->axes;
+  std::sort(want.begin(), want.end());
+  if (keys != want)
+    throw std::logic_error("metric " + name + " of probe " + r.name + ": labels are not its declared axes");
+  if (d->kind == MetricKind::kMeasured && (!stats || stats->n == 0))
+    throw std::logic_error("metric " + name + " of probe " + r.name + " is measured but has no samples");
   Metric m;
-  m.name = std::move(name);
+  m.name = name;
   m.value = value;
-  m.unit = std::move(unit);
-  m.better = better;
-  m.labels = std::move(labels);
+  m.unit = d->unit;
+  m.better = d->better;
+  m.labels = std::move(axes);
+  m.stats = std::move(stats);
   r.metrics.push_back(std::move(m));
   return r.metrics.back();
+}
+
+}  // namespace
+
+Metric& add_metric(ProbeResult& r, const std::string& name, double value, Labels axes) {
+  return add_declared(r, name, value, std::nullopt, std::move(axes));
+}
+
+Metric& add_metric(ProbeResult& r, const std::string& name, double value, const Stats& stats, Labels axes) {
+  return add_declared(r, name, value, stats, std::move(axes));
+}
+
+Metric& add_sampled_metric(ProbeResult& r, const std::string& name, std::vector<double> samples, Labels axes) {
+  const Stats st = compute_stats(std::move(samples));
+  return add_declared(r, name, st.median, st, std::move(axes));
 }
 
 Check& add_check(ProbeResult& r, std::string id, Status status, std::string observed,

@@ -39,4 +39,20 @@ Stats compute_stats(std::vector<double> samples) {
   return s;
 }
 
+Stats map_stats(const Stats& s, const std::function<double(double)>& f) {
+  Stats o = s;
+  if (s.n == 0) return o;
+  o.median = f(s.median);
+  o.mean = f(s.mean);
+  const double lo = f(s.min), hi = f(s.max), p5 = f(s.p5), p95 = f(s.p95);
+  const bool decreasing = hi < lo;
+  o.min = decreasing ? hi : lo;
+  o.max = decreasing ? lo : hi;
+  o.p5 = decreasing ? p95 : p5;
+  o.p95 = decreasing ? p5 : p95;
+  const double h = std::max(std::fabs(s.mean) * 1e-6, 1e-12);
+  o.stddev = std::fabs((f(s.mean + h) - f(s.mean - h)) / (2 * h)) * s.stddev;
+  return o;
+}
+
 }  // namespace nodeprobe

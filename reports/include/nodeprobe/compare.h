@@ -1,9 +1,10 @@
 #pragma once
 /// Before/after comparison of two reports (after nvbench's compare-robust and
-/// google/benchmark's compare.py): metrics matched by (probe, name, labels),
-/// each judged better / worse / same / ambiguous from both sides' spread and a
-/// threshold, honouring the metric's direction; metrics present on one side
-/// only; the environment diff that explains a change.
+/// google/benchmark's compare.py): metrics paired by (probe, name, axes) as
+/// their descriptors declare them, each judged better / worse / same /
+/// ambiguous from the change, a threshold and both sides' spread, honouring
+/// the metric's direction; metrics present on one side only; the settings and
+/// environment that changed, shown as the likely cause next to what moved.
 
 #include <map>
 #include <string>
@@ -28,16 +29,18 @@ struct Side {
   std::size_t n = 1;         ///< samples behind the centre
 };
 
-/// The centre (stats median when present, else value) and the spread of a metric:
-/// p5..p95 when there are at least 2 samples, else min..max, else +-stddev.
+/// The centre (stats median when present, else value) and the interval the
+/// samples span: p5..p95 from 20 samples up, min..max below (or when p5 and
+/// p95 coincide). A side with fewer than 2 samples has no spread.
 Side side_of(const Metric& m);
 
 struct CompareOptions {
-  double threshold_pct = 5;  ///< smallest change that counts
-  /// "same" needs both sides' relative half-spread <= noise_factor x threshold;
-  /// noisier pairs under the threshold are "ambiguous".
-  double noise_factor = 2;
+  double threshold_pct = 5;  ///< smallest change that counts (finite, >= 0)
 };
+
+/// "" when `opt` is usable, else why not (one line): a NaN, infinite or
+/// negative threshold.
+std::string check_options(const CompareOptions& opt);
 
 /// The decision for one matched metric.
 struct Judgement {
@@ -46,13 +49,19 @@ struct Judgement {
   std::string reason;
 };
 
-/// Judges one pair. `better` gives the direction (kUnknown: a change beyond the
-/// threshold is ambiguous).
-Judgement judge(const Side& before, const Side& after, Better better, const CompareOptions& opt);
+/// Judges one pair:
+/// - |change| <= threshold: same;
+/// - a model's output (kind model): n/a, a prediction is not a measurement;
+/// - no direction: ambiguous;
+/// - a count (exact, no noise): better or worse by the threshold alone;
+/// - otherwise better / worse only when both sides have a spread and their
+///   intervals do not overlap; ambiguous when they overlap or a spread is missing.
+Judgement judge(const Side& before, const Side& after, Better better, MetricKind kind, const CompareOptions& opt);
 
 struct MetricDiff {
   std::string probe, name, unit;
-  Labels labels;
+  Labels labels;  ///< the axes: the metric's identity within the probe
+  MetricDescriptor descriptor;
   Better better = Better::kHigher;
   int occurrence = 0;  ///< 0 for the first (probe, name, labels), 1 for a repeat ...
   Side before, after;
@@ -64,11 +73,24 @@ struct OneSided {
   std::string probe, name, unit;
   Labels labels;
   double value = 0;
+  MetricDescriptor descriptor;
 };
 
-/// One environment field that differs ("host", "env", "limits", "config:<probe>", "tool").
+/// One environment field that differs. section: "host", "env", "tool",
+/// "config:<probe>" (settings the user chose) or "environment:<probe>" (node
+/// settings the probe observed).
 struct FieldDiff {
   std::string section, key, before, after;
+  std::string probe;  ///< the probe it belongs to ("" for host, env and tool: every probe)
+};
+
+/// The settings and environment that changed around one probe, and the
+/// metrics of that probe that moved (better or worse): the likely cause next
+/// to its effect.
+struct Cause {
+  std::string probe;
+  std::vector<const FieldDiff*> changes;   ///< into Comparison::environment
+  std::vector<const MetricDiff*> moved;    ///< into Comparison::metrics
 };
 
 /// A probe or check whose status changed.
@@ -93,6 +115,9 @@ struct Comparison {
 
   std::size_t count(Verdict v) const;
   bool any_worse() const { return count(Verdict::kWorse) > 0; }
+  /// Per probe with a moved metric or a changed setting: what changed and what moved.
+  /// Host-wide changes (host, env, tool) are listed with every such probe.
+  std::vector<Cause> causes() const;
 };
 
 /// Compares `after` against `before`. `origin_*` name the inputs in output.
@@ -101,7 +126,9 @@ Comparison compare_reports(const Report& before, const Report& after, const Comp
                            const std::string& origin_after = "after");
 
 /// The environment diff alone: host versions, instance type, allowlisted env,
-/// the limits probe's observed values and each common probe's config.
+/// each common probe's config (settings) and environment (what it observed).
+/// Run-specific values are not in either (probes keep temporary paths and
+/// deadlines in data), and the run's label, id and argv are never compared.
 std::vector<FieldDiff> environment_diff(const Report& before, const Report& after);
 
 }  // namespace nodeprobe

@@ -1,29 +1,18 @@
 #pragma once
 /// The few numbers that sum up a probe in one line (accept's verdict table,
-/// the HTML summary). Which metrics count as "key" is a table in
-/// key_numbers.cpp, keyed by probe and metric name (adjust it when a probe
-/// names its metrics differently); a probe not in it shows its check counts
-/// and first metrics.
+/// the HTML summary). Which metrics are key numbers, in which order, with
+/// which caption, is in each metric's descriptor (MetricKey); the best value
+/// follows the descriptor's direction. A probe without key metrics shows its
+/// check counts and its first metrics.
 
 #include <string>
-#include <vector>
 
-#include "nodeprobe/metric_select.h"
+#include "nodeprobe/report.h"
 
 namespace nodeprobe {
 
-struct KeyMetric {
-  std::string probe;        ///< probe name or prefix ("allreduce" matches "allreduce.mpi")
-  std::string metric;       ///< metric name
-  Labels labels;            ///< required labels ("*": any value)
-  std::string caption;      ///< shown before the value ("bf16")
-  bool lowest = false;      ///< show the lowest matching value instead of the highest
-};
-
-/// The built-in table.
-const std::vector<KeyMetric>& key_metric_table();
-
-/// "bf16 250 TFLOP/s, fp32 19.1 TFLOP/s" / "12 checks: 9 pass, 3 warn" / "".
+/// "bf16 250 TFLOP/s, fp32 19.1 TFLOP/s" / "AU best 94.0 %, best 1520 MB/s" /
+/// "12 checks: 9 pass, 3 warn" / "".
 std::string key_numbers(const ProbeResult& p, std::size_t max_items = 3);
 
 }  // namespace nodeprobe

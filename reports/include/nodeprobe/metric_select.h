@@ -1,7 +1,6 @@
 #pragma once
-/// Finding metrics by probe, name and labels: shared by compare, charts,
-/// exporters and accept's expectations, so that metric names defined by the
-/// probes are matched one way everywhere (and can be adjusted as data).
+/// Finding metrics by probe, name and labels (shared by compare, exporters and
+/// accept's expectations), and reading axis values as numbers.
 
 #include <map>
 #include <optional>
@@ -11,8 +10,6 @@
 #include "nodeprobe/report.h"
 
 namespace nodeprobe {
-
-using Labels = std::map<std::string, std::string>;
 
 /// Canonical text of a label set: "k1=v1,k2=v2" in key order ("" when empty).
 std::string labels_key(const Labels& labels);
@@ -47,9 +44,5 @@ std::optional<double> parse_size(const std::string& text);
 
 /// Parses a plain number (integer or decimal, optional sign); nullopt otherwise.
 std::optional<double> parse_number(const std::string& text);
-
-/// The first label among `keys` that is present and numeric (sizes allowed).
-std::optional<double> label_number(const Labels& labels, const std::vector<std::string>& keys,
-                                   std::string* which = nullptr);
 
 }  // namespace nodeprobe

@@ -17,9 +17,15 @@ namespace nodeprobe {
 /// Ordered keys so reports read in contract order and diff cleanly.
 using Json = nlohmann::ordered_json;
 
-/// Schema identifier written into and required from every report.
-inline constexpr const char* kReportSchema = "nodeprobe.report/1";
-inline constexpr int kReportSchemaMajor = 1;
+/// A metric's labels: axis name -> value.
+using Labels = std::map<std::string, std::string>;
+
+/// Schema identifier written into every report. Readers accept majors
+/// kReportSchemaOldestMajor..kReportSchemaMajor (a /1 report has no metric
+/// descriptors: see descriptor_of in metric_descriptor.h).
+inline constexpr const char* kReportSchema = "nodeprobe.report/2";
+inline constexpr int kReportSchemaMajor = 2;
+inline constexpr int kReportSchemaOldestMajor = 1;
 
 enum class Better { kHigher, kLower, kUnknown };
 enum class Severity { kInfo, kWarn, kError, kUnknown };
@@ -30,7 +36,57 @@ struct Stats {
   double median = 0, mean = 0, min = 0, max = 0, p5 = 0, p95 = 0, stddev = 0;
 };
 
-/// One measured number. Parameters go into labels, never into the name.
+/// What a metric is: measured from repeated samples (carries stats), a count
+/// (exact, no spread), derived from measured metrics (a ratio, a percentage of
+/// a datasheet figure) or the output of a model (a prediction, never judged).
+enum class MetricKind { kMeasured, kCount, kDerived, kModel, kUnknown };
+
+/// How people see a metric: shown value = value x scale in `unit`.
+struct MetricDisplay {
+  double scale = 1;
+  std::string unit;               ///< empty: the metric's own unit
+  int decimals = -1;              ///< fixed decimals; -1: three significant digits
+  std::optional<double> min, max; ///< axis range in shown units (AU: 0..100 %)
+};
+
+/// The chart a metric belongs to. Metrics with the same chart id (from any
+/// probe) share one figure; series are the remaining axes.
+struct MetricChart {
+  std::string id;        ///< "" = not charted
+  std::string title;
+  std::string kind = "line";  ///< "line" (x = an axis) or "bar" (groups = an axis)
+  std::string x;         ///< the axis on x (line) or the grouping axis (bar)
+  std::string x_label;
+  bool x_log2 = false;   ///< message sizes
+  bool x_bytes = false;  ///< tick labels 1K, 64K, 1M
+  std::string reference; ///< bar: metric whose value marks each group (datasheet peak)
+  std::string best_of;   ///< an axis folded into its best value (GEMM: the best size)
+};
+
+/// Whether a metric sums its probe up in one line (verdict table, HTML summary).
+struct MetricKey {
+  int rank = 0;          ///< 0: not a key number; lower ranks come first
+  std::string caption;   ///< "busbw max"
+  std::string per;       ///< one key number per value of this axis ("precision")
+};
+
+/// A metric's meaning, declared once by its probe (probes[].descriptors).
+/// Identity of a metric is (probe, name, axes): axes are the labels a probe
+/// varies within one run; settings the user chose live in the probe's config.
+struct MetricDescriptor {
+  std::string name;
+  std::string unit;
+  Better better = Better::kHigher;
+  MetricKind kind = MetricKind::kMeasured;
+  std::vector<std::string> axes;
+  std::string title;        ///< short name for people ("AU"); empty: the name
+  std::string description;  ///< one line (Prometheus HELP, the HTML table)
+  MetricDisplay display;
+  MetricChart chart;
+  MetricKey key;
+};
+
+/// One measured number. Labels are its axes only (DESIGN.md "Report contract").
 struct Metric {
   std::string name;
   double value = 0;
@@ -58,8 +114,12 @@ struct ProbeResult {
   std::string reason;  ///< required for skip / error / timeout
   double duration_s = 0;
   Json config = Json::object();
+  std::vector<MetricDescriptor> descriptors;  ///< one per metric name this probe reports
   std::vector<Metric> metrics;
   std::vector<Check> checks;
+  /// Node settings this probe observed (sysctls, limits, mount options,
+  /// transports): what compare shows as the environment next to the numbers.
+  std::map<std::string, std::string> environment;
   Json data = Json::object();  ///< probe-specific structured data (matrices, per-rank rows, ...)
 };
 
@@ -114,6 +174,8 @@ struct Report {
 
 std::string_view to_string(Better b);
 Better better_from_string(std::string_view s);
+std::string_view to_string(MetricKind k);
+MetricKind metric_kind_from_string(std::string_view s);
 std::string_view to_string(Severity s);
 Severity severity_from_string(std::string_view s);
 

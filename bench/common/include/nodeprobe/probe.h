@@ -5,9 +5,11 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "nodeprobe/clock.h"
 #include "nodeprobe/fs_root.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/report.h"
 
 namespace nodeprobe {
@@ -47,10 +49,21 @@ class Probe {
 /// Status derived from checks: their aggregate, or pass when there are none.
 Status status_from_checks(const ProbeResult& r);
 
-/// Adds a metric and returns it for further labelling.
-Metric& add_metric(ProbeResult& r, std::string name, double value, std::string unit,
-                   Better better = Better::kHigher,
-                   std::map<std::string, std::string> labels = {});
+/// Declares the metrics a probe reports: its descriptor table, written once
+/// next to the probe (metric_descriptor.h). Names already declared are kept.
+void declare_metrics(ProbeResult& r, const std::vector<MetricDescriptor>& table);
+
+/// Adds metric `name`, declared before: unit and direction come from its
+/// descriptor, and `axes` must be exactly the descriptor's axes; a measured
+/// metric needs stats (the overload below). Anything else is a programming
+/// error: std::logic_error, which the probe boundary reports as `error`.
+Metric& add_metric(ProbeResult& r, const std::string& name, double value, Labels axes = {});
+/// Adds a metric with the stats of its samples.
+Metric& add_metric(ProbeResult& r, const std::string& name, double value, const Stats& stats,
+                   Labels axes = {});
+/// Adds a measured metric from its samples: value = their median.
+Metric& add_sampled_metric(ProbeResult& r, const std::string& name, std::vector<double> samples,
+                           Labels axes = {});
 
 /// Adds a check.
 Check& add_check(ProbeResult& r, std::string id, Status status, std::string observed,
