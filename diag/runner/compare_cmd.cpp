@@ -65,7 +65,6 @@ int compare_fleet_reports(const CompareCmdOptions& opt, const std::string& befor
   }
   CompareOptions copt;
   copt.threshold_pct = opt.threshold_pct;
-  copt.noise_factor = opt.noise_factor;
   const FleetComparison c = compare_fleets(before, after, copt, opt.before, opt.after);
   std::ostringstream doc;
   if (opt.format == "md") render_fleet_compare_markdown(c, doc);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "nodeprobe/key_numbers.h"
+#include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/metric_select.h"
 #include "nodeprobe/render_text.h"
 
@@ -161,10 +162,8 @@ void judge_local_metrics(FleetReport& r, const std::vector<const Report*>& repor
       if (probe_matches(p.name, "diag")) continue;  // how much log was read is no performance
       for (const auto& m : p.metrics) {
         if (!std::isfinite(m.value) || m.better == Better::kUnknown) continue;
-        const bool key = std::any_of(key_metric_table().begin(), key_metric_table().end(), [&](const KeyMetric& k) {
-          return probe_matches(p.name, k.probe) && m.name == k.metric && labels_match(m.labels, k.labels);
-        });
-        if (!key) continue;
+        const MetricDescriptor* d = find_descriptor(p, m.name);
+        if (!d || d->key.rank <= 0) continue;  // only the key numbers its probe declares
         Labels rest = m.labels;
         std::string gpu;
         if (auto it = rest.find("gpu"); it != rest.end()) {
@@ -361,19 +360,29 @@ void judge_fleet(FleetReport& r, const std::vector<const Report*>& node_reports,
     if (!rep) continue;
     for (const auto& f : rep->findings)
       n.findings.push_back({f.id, f.severity, f.title, finding_action(f)});
-    for (const auto& k : key_metric_table()) {
-      const Metric* best = nullptr;
-      for (const auto& p : rep->probes) {
-        if (!probe_matches(p.name, k.probe) || probe_matches(p.name, "diag")) continue;
-        for (const auto& m : p.metrics)
-          if (m.name == k.metric && labels_match(m.labels, k.labels) && std::isfinite(m.value) &&
-              (!best || (k.lowest ? m.value < best->value : m.value > best->value)))
-            best = &m;
+    // Each probe's declared key numbers: the best value, per value of the key's `per` axis.
+    for (const auto& p : rep->probes) {
+      if (probe_matches(p.name, "diag")) continue;
+      for (const auto& d : p.descriptors) {
+        if (d.key.rank <= 0) continue;
+        std::vector<std::string> order;
+        std::map<std::string, const Metric*> best;
+        for (const auto& m : p.metrics) {
+          if (m.name != d.name || !std::isfinite(m.value)) continue;
+          std::string group;
+          if (!d.key.per.empty())
+            if (auto it = m.labels.find(d.key.per); it != m.labels.end()) group = it->second;
+          auto [it, fresh] = best.emplace(group, &m);
+          if (fresh) order.push_back(group);
+          else if (d.better == Better::kLower ? m.value < it->second->value : m.value > it->second->value)
+            it->second = &m;
+        }
+        for (const auto& g : order) {
+          Metric m = *best[g];
+          m.labels["key"] = d.key.caption + (g.empty() ? "" : (d.key.caption.empty() ? "" : " ") + g);
+          n.metrics.push_back(std::move(m));
+        }
       }
-      if (!best) continue;
-      Metric m = *best;
-      m.labels["key"] = k.caption;
-      n.metrics.push_back(std::move(m));
     }
   }
   judge_pairs(r, o);

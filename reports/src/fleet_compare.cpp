@@ -1,5 +1,7 @@
 #include "nodeprobe/fleet_compare.h"
 
+#include "nodeprobe/metric_descriptor.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -29,9 +31,11 @@ void add_diff(FleetComparison& c, const std::string& probe, const Metric& b, con
   d.unit = a.unit;
   d.labels = labels;
   d.better = a.better;
+  // The fleet report keeps metrics, not their probes' descriptors: one built from the metric (kind from its stats).
+  d.descriptor = descriptor_of(ProbeResult{}, a);
   d.before = side_of(b);
   d.after = side_of(a);
-  d.judgement = judge(d.before, d.after, d.better, c.options);
+  d.judgement = judge(d.before, d.after, d.better, d.descriptor.kind, c.options);
   c.metrics.push_back(std::move(d));
 }
 
@@ -115,8 +119,8 @@ void render_fleet_compare_text(const FleetComparison& c, std::ostream& o) {
   for (const MetricDiff* d : v) {
     std::snprintf(line, sizeof line, "  %-9s %-50s %22s -> %-22s %9s %s\n",
                   std::string(to_string(d->judgement.verdict)).c_str(),
-                  (d->probe + " " + d->name + labels_text(d->labels)).substr(0, 50).c_str(), format_side(d->before).c_str(),
-                  format_side(d->after).c_str(), format_delta(d->judgement.delta_pct).c_str(), d->unit.c_str());
+                  (d->probe + " " + d->name + labels_text(d->labels)).substr(0, 50).c_str(), format_side(d->before, d->descriptor).c_str(),
+                  format_side(d->after, d->descriptor).c_str(), format_delta(d->judgement.delta_pct).c_str(), d->unit.c_str());
     o << line;
   }
   for (const auto& ch : c.changes)
@@ -133,7 +137,7 @@ void render_fleet_compare_markdown(const FleetComparison& c, std::ostream& o) {
     << "| verdict | what | before | after | delta |\n|---|---|---|---|---|\n";
   for (const auto& d : c.metrics)
     o << "| " << to_string(d.judgement.verdict) << " | " << d.probe << " " << d.name << labels_text(d.labels) << " | "
-      << format_side(d.before) << " | " << format_side(d.after) << " | " << format_delta(d.judgement.delta_pct)
+      << format_side(d.before, d.descriptor) << " | " << format_side(d.after, d.descriptor) << " | " << format_delta(d.judgement.delta_pct)
       << " |\n";
   if (!c.changes.empty()) {
     o << "\n| node | before | after |\n|---|---|---|\n";

@@ -1,6 +1,7 @@
 #pragma once
 // Hand-made fleets for the judgement, JSON and rendering tests.
 
+#include "nodeprobe/metric_descriptor.h"
 #include <map>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ inline void add_metric(Report& rep, const std::string& probe, const std::string&
     p->name = probe;
     p->status = Status::kPass;
   }
+  // Declared as gemm declares its throughput: a key number per precision.
+  if (!find_descriptor(*p, name))
+    p->descriptors.push_back(measured(name, "TFLOP/s", Better::kHigher, "test metric")
+                                 .axes({"gpu", "precision", "size"})
+                                 .key(1, "", "precision"));
   Metric m;
   m.name = name;
   m.value = v;
