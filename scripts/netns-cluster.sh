@@ -7,6 +7,8 @@
 # (scripts/netns-agent) instead of ssh.
 #
 #   netns-cluster.sh up N [--rate 1gbit] [--mtu 9001] [--id K] [--data-net] [--owner-pid PID]
+#                         [--host-rate I:RATE]... [--pair-rate I-J:RATE]... [--host-ulimit I:nofile=N]...
+#   netns-cluster.sh shape [--id K] [--rate R] [--host-rate I:RATE]... [--pair-rate I-J:RATE]...
 #   netns-cluster.sh down [--id K]
 #   netns-cluster.sh hosts [--id K]          comma-separated host IPs for mpirun -H
 #   netns-cluster.sh mpirun-args [--id K]    the mpirun flags that route through the cluster
@@ -15,7 +17,13 @@
 #
 # Host i (1-based) is namespace np<K>h<i>, hostname np<K>-h<i>. --rate shapes
 # each host's link in both directions with tbf; --mtu defaults to 9001 as
-# within an AWS VPC. --owner-pid: a later `up` with the same id tears a
+# within an AWS VPC. --host-rate gives host I its own rate (one slow NIC);
+# --pair-rate slows only the traffic between hosts I and J (one bad link):
+# both make every eth0 an htb with a class per destination (egress, in the
+# host) and per source (ingress, the bridge side). `shape` replaces the
+# shaping of a running cluster. --host-ulimit sets a soft limit (nofile,
+# memlock, nproc) for everything started in host I (one node whose limits
+# differ); the agent applies it. --owner-pid: a later `up` with the same id tears a
 # cluster down first when its owner is gone (tests killed mid-run). Needs root
 # (CAP_NET_ADMIN, CAP_SYS_ADMIN); says so and exits 77 otherwise.
 #
@@ -33,9 +41,12 @@ rate=""
 mtu=9001
 data_net=0
 owner_pid=""
+host_rates=()
+pair_rates=()
+host_ulimits=()
 
 die() { printf 'netns-cluster.sh: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 [[ $# -ge 1 ]] || { usage >&2; exit 64; }
 cmd=$1; shift
@@ -56,6 +67,9 @@ while [[ $# -gt 0 ]]; do
     --id) id=${2:?--id needs a value}; shift ;;
     --data-net) data_net=1 ;;
     --owner-pid) owner_pid=${2:?--owner-pid needs a value}; shift ;;
+    --host-rate) host_rates+=("${2:?--host-rate needs I:RATE}"); shift ;;
+    --pair-rate) pair_rates+=("${2:?--pair-rate needs I-J:RATE}"); shift ;;
+    --host-ulimit) host_ulimits+=("${2:?--host-ulimit needs I:nofile=N}"); shift ;;
     -h|--help) usage; exit 0 ;;
     *) printf 'netns-cluster.sh: unknown option %s (see --help)\n' "$1" >&2; exit 64 ;;
   esac
@@ -63,8 +77,18 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $id =~ ^[0-9]+$ && $id -ge 0 && $id -le 255 ]] || die "--id must be 0..255"
 [[ $mtu =~ ^[0-9]+$ && $mtu -ge 576 && $mtu -le 65535 ]] || die "--mtu must be 576..65535"
-[[ -z $rate || $rate =~ ^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$ ]] \
-  || die "--rate must look like 1gbit, 500mbit (tc units)"
+rate_re='^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$'
+[[ -z $rate || $rate =~ $rate_re ]] || die "--rate must look like 1gbit, 500mbit (tc units)"
+for hr in "${host_rates[@]}"; do
+  [[ $hr =~ ^([0-9]+):(.+)$ && ${BASH_REMATCH[2]} =~ $rate_re ]] || die "--host-rate must look like 3:50mbit"
+done
+for pr in "${pair_rates[@]}"; do
+  [[ $pr =~ ^([0-9]+)-([0-9]+):(.+)$ && ${BASH_REMATCH[3]} =~ $rate_re && ${BASH_REMATCH[1]} != "${BASH_REMATCH[2]}" ]] \
+    || die "--pair-rate must look like 1-2:50mbit (two different hosts)"
+done
+for hu in "${host_ulimits[@]}"; do
+  [[ $hu =~ ^([0-9]+):(nofile|memlock|nproc)=([0-9]+|unlimited)$ ]] || die "--host-ulimit must look like 2:nofile=1024"
+done
 
 dir=$state_root/$id
 br=np${id}br0
@@ -88,6 +112,54 @@ shape() {
   [[ -n $ns ]] && run=(ip netns exec "$ns")
   # burst: >= 2 ms at the rate, at least 64 KiB, so GSO packets pass.
   "${run[@]}" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 1mbit latency 20ms
+}
+
+# The rate of host I: its --host-rate, else --rate, else unshaped (10gbit).
+host_rate() {
+  local i=$1 hr r=${rate:-10gbit}
+  for hr in "${host_rates[@]}"; do [[ ${hr%%:*} == "$i" ]] && r=${hr#*:}; done
+  echo "$r"
+}
+
+# htb on DEV (namespace NS, "" = root): the default class at RATE, and one
+# class per peer of a --pair-rate that involves host I, matched on the peer's
+# address as MATCH (dst for egress in the host, src for the bridge side).
+shape_htb() {
+  local ns=$1 dev=$2 i=$3 match=$4 run=() pr a b peer prate n=10
+  [[ -n $ns ]] && run=(ip netns exec "$ns")
+  "${run[@]}" tc qdisc del dev "$dev" root 2>/dev/null || true
+  "${run[@]}" tc qdisc add dev "$dev" root handle 1: htb default 10 r2q 1000
+  "${run[@]}" tc class add dev "$dev" parent 1: classid 1:10 htb rate "$(host_rate "$i")" burst 128k cburst 128k
+  for pr in "${pair_rates[@]}"; do
+    a=${pr%%-*}; b=${pr#*-}; b=${b%%:*}; prate=${pr#*:}
+    if [[ $a == "$i" ]]; then peer=$b; elif [[ $b == "$i" ]]; then peer=$a; else continue; fi
+    n=$((n + 1))
+    "${run[@]}" tc class add dev "$dev" parent 1: classid "1:$n" htb rate "$prate" burst 128k cburst 128k
+    "${run[@]}" tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip "$match" "198.18.$id.$peer/32" \
+      flowid "1:$n"
+  done
+}
+
+# Shapes every host of the cluster: tbf at --rate when that is all, else htb.
+apply_shaping() {
+  local i
+  for ((i = 1; i <= count; i++)); do
+    if [[ ${#host_rates[@]} -eq 0 && ${#pair_rates[@]} -eq 0 ]]; then
+      if [[ -n $rate ]]; then
+        shape "$(ns_name "$i")" eth0; shape "" "np${id}h${i}v0"
+      else
+        ip netns exec "$(ns_name "$i")" tc qdisc del dev eth0 root 2>/dev/null || true
+        tc qdisc del dev "np${id}h${i}v0" root 2>/dev/null || true
+      fi
+    else
+      shape_htb "$(ns_name "$i")" eth0 "$i" dst
+      shape_htb "" "np${id}h${i}v0" "$i" src
+    fi
+  done
+  { echo "rate ${rate:-unshaped}"
+    for i in "${host_rates[@]}"; do echo "host-rate $i"; done
+    for i in "${pair_rates[@]}"; do echo "pair-rate $i"; done
+  } > "$dir/shaping"
 }
 
 # firewalld (RHEL's default firewall) rejects what the test hosts send to this
@@ -130,6 +202,7 @@ down() {
 up() {
   need_root
   [[ $count -ge 1 && $count -le 200 ]] || die "N must be 1..200"
+  check_hosts_named
   if [[ -d $dir ]]; then
     local owner=""; [[ -f $dir/owner ]] && owner=$(cat "$dir/owner")
     if [[ -n $owner ]] && ! kill -0 "$owner" 2>/dev/null; then
@@ -168,16 +241,29 @@ up() {
       ip netns exec "$ns" ip addr add "198.19.$id.$i/24" dev eth1
       ip netns exec "$ns" ip link set eth1 up
     fi
-    if [[ -n $rate ]]; then
-      shape "$ns" eth0; shape "" "np${id}h${i}v0"
-      if [[ $data_net == 1 ]]; then shape "$ns" eth1; shape "" "np${id}h${i}v1"; fi
-    fi
+    if [[ -n $rate && $data_net == 1 ]]; then shape "$ns" eth1; shape "" "np${id}h${i}v1"; fi
     echo "198.18.$id.$i np${id}-h$i $ns" >> "$dir/hosts"
+  done
+  apply_shaping
+  local hu
+  for hu in "${host_ulimits[@]}"; do
+    [[ ${hu%%:*} -ge 1 && ${hu%%:*} -le $count ]] || die "--host-ulimit names host ${hu%%:*} of $count"
+    echo "${hu#*:}" | tr '=' ' ' >> "$dir/ulimit.${hu%%:*}"
   done
   echo "$count" > "$dir/count"
   echo "${rate:-unshaped}" > "$dir/rate"
   trap - ERR INT TERM
   echo "netns cluster $id: $count hosts 198.18.$id.1-$count${data_net:+ }$([[ $data_net == 1 ]] && echo "(data 198.19.$id.x)"), mtu $mtu, rate ${rate:-unshaped}" >&2
+}
+
+# Every host a --host-rate/--pair-rate names exists.
+check_hosts_named() {
+  local x h
+  for x in "${host_rates[@]}"; do h=${x%%:*}; [[ $h -ge 1 && $h -le $count ]] || die "--host-rate names host $h of $count"; done
+  for x in "${pair_rates[@]}"; do
+    h=${x%%-*}; [[ $h -ge 1 && $h -le $count ]] || die "--pair-rate names host $h of $count"
+    h=${x#*-}; h=${h%%:*}; [[ $h -ge 1 && $h -le $count ]] || die "--pair-rate names host $h of $count"
+  done
 }
 
 hosts() {
@@ -199,6 +285,13 @@ lookup() {
 
 case "$cmd" in
   up) up ;;
+  shape)
+    [[ -f $dir/count ]] || die "cluster $id is not up"
+    need_root
+    count=$(cat "$dir/count")
+    check_hosts_named
+    apply_shaping
+    echo "${rate:-unshaped}" > "$dir/rate" ;;
   down) down ;;
   hosts) hosts ;;
   mpirun-args)
@@ -209,10 +302,14 @@ case "$cmd" in
   exec)
     entry=$(lookup "${exec_args[0]}")
     [[ -n $entry ]] || die "unknown host ${exec_args[0]}"
-    read -r _ hn ns <<< "$entry"
-    exec ip netns exec "$ns" unshare --uts /bin/sh -c 'hostname "$0" && exec "$@"' \
-      "$hn" "${exec_args[@]:1}" ;;
+    read -r ip hn ns <<< "$entry"
+    # The host's own soft limits (--host-ulimit), as the agent applies them.
+    exec ip netns exec "$ns" unshare --uts /bin/sh -c 'hostname "$0" && eval "$1" && shift && exec "$@"' \
+      "$hn" "$("$here/netns-agent" --ulimit-prefix "$ip")" "${exec_args[@]:1}" ;;
   status)
-    if [[ -f $dir/hosts ]]; then cat "$dir/hosts"; echo "rate $(cat "$dir/rate")"; else echo "cluster $id is down"; fi ;;
+    if [[ -f $dir/hosts ]]; then
+      cat "$dir/hosts"; cat "$dir/shaping" 2>/dev/null || echo "rate $(cat "$dir/rate")"
+      for f in "$dir"/ulimit.*; do [[ -f $f ]] && echo "host ${f##*.} ulimit: $(tr '\n' ' ' < "$f")"; done
+    else echo "cluster $id is down"; fi ;;
   *) usage >&2; exit 64 ;;
 esac

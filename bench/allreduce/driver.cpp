@@ -279,12 +279,6 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
 
 }  // namespace
 
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_STEP_ID", "MPI_LOCALRANKID"})
-    if (std::getenv(v)) return true;
-  return false;
-}
-
 int run_ranks(Options& opt, int argc, char** argv) {
   const double t_start = steady_clock().now_s();
   install_stop_handlers({kTool, 0, kRankGrace_s, false});

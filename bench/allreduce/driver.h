@@ -6,9 +6,6 @@
 
 namespace nodeprobe::allreduce {
 
-/// True when a launcher (mpirun, srun, hydra) started this process.
-bool launched_by_mpi();
-
 /// Runs as one rank of an MPI job. Returns the exit code (DESIGN.md table).
 int run_ranks(Options& opt, int argc, char** argv);
 

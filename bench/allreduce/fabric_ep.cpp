@@ -145,26 +145,24 @@ FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& i
   }
 }
 
-void FabricEndpoint::connect(MPI_Comm comm) {
-  int nranks = 0;
-  NP_CHECK_MPI(MPI_Comm_size(comm, &nranks));
-  {
-    const auto names = allgather_strings(comm, name_);
-    std::string packed;
-    for (const auto& n : names) {
-      if (n.size() != name_.size())
-        throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL", "endpoint names differ in length between ranks",
-                        "fi_getname()", __FILE__, __LINE__);
-      packed += n;
-    }
-    peers_.assign(static_cast<std::size_t>(nranks), FI_ADDR_UNSPEC);
-    const int inserted = fi_av_insert(av_, packed.data(), static_cast<std::size_t>(nranks), peers_.data(), 0, nullptr);
-    NP_CHECK_FI(inserted);
-    if (inserted != nranks)
-      throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL",
-                      "inserted " + std::to_string(inserted) + " of " + std::to_string(nranks) + " addresses",
-                      "fi_av_insert()", __FILE__, __LINE__);
+void FabricEndpoint::connect(MPI_Comm comm) { connect(allgather_strings(comm, name_)); }
+
+void FabricEndpoint::connect(const std::vector<std::string>& names) {
+  const int nranks = static_cast<int>(names.size());
+  std::string packed;
+  for (const auto& n : names) {
+    if (n.size() != name_.size())
+      throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL", "endpoint names differ in length between ranks",
+                      "fi_getname()", __FILE__, __LINE__);
+    packed += n;
   }
+  peers_.assign(names.size(), FI_ADDR_UNSPEC);
+  const int inserted = fi_av_insert(av_, packed.data(), names.size(), peers_.data(), 0, nullptr);
+  NP_CHECK_FI(inserted);
+  if (inserted != nranks)
+    throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL",
+                    "inserted " + std::to_string(inserted) + " of " + std::to_string(nranks) + " addresses",
+                    "fi_av_insert()", __FILE__, __LINE__);
 }
 
 FabricEndpoint::~FabricEndpoint() { close_all(); }

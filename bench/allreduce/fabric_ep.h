@@ -46,6 +46,11 @@ class FabricEndpoint {
   FabricEndpoint(const std::string& provider, const std::string& iface);
   /// Exchanges endpoint names over `comm` and inserts them into the AV. Collective.
   void connect(MPI_Comm comm);
+  /// Inserts every rank's endpoint name (by rank, this one's included), however
+  /// they were exchanged; peer(r) is then rank r.
+  void connect(const std::vector<std::string>& names);
+  /// This endpoint's address (fi_getname), to hand to the peers.
+  const std::string& name() const { return name_; }
   ~FabricEndpoint();
   FabricEndpoint(const FabricEndpoint&) = delete;
   FabricEndpoint& operator=(const FabricEndpoint&) = delete;

@@ -9,6 +9,7 @@
 #include "driver.h"
 #include "nodeprobe/emit.h"
 #include "launcher.h"
+#include "nodeprobe/mpirun.h"
 #include "options.h"
 
 int main(int argc, char** argv) {

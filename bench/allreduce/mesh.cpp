@@ -13,56 +13,54 @@
 #include "nodeprobe/clock.h"
 
 namespace nodeprobe::allreduce {
+
+MeshEchoServer::~MeshEchoServer() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void MeshEchoServer::start() { thread_ = std::thread([this] { loop(); }); }
+
+void MeshEchoServer::loop() {
+  std::vector<Fd> conns;
+  while (!stop_) {
+    std::vector<pollfd> fds;
+    for (const auto& l : listeners_) fds.push_back({l.get(), POLLIN, 0});
+    for (const auto& c : conns) fds.push_back({c.get(), POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      if (i < listeners_.size()) {
+        const int c = ::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c >= 0) conns.emplace_back(c);
+        continue;
+      }
+      char buf[256];
+      const ssize_t n = ::recv(fds[i].fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) {
+        write_all(fds[i].fd, buf, static_cast<std::size_t>(n));
+      } else if (n == 0) {
+        for (auto& c : conns)
+          if (c.get() == fds[i].fd) c = Fd();
+      }
+    }
+    std::vector<Fd> live;
+    for (auto& c : conns)
+      if (c) live.push_back(std::move(c));
+    conns.swap(live);
+  }
+}
+
 namespace {
 
-// Accepts connections and echoes what arrives until told to stop.
-class EchoServer {
- public:
-  void add_listener(Fd fd) { listeners_.push_back(std::move(fd)); }
-  void start() { thread_ = std::thread([this] { loop(); }); }
-  ~EchoServer() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
-  }
+std::string host_of(const HostMap& h, int r) {
+  return r >= 0 && static_cast<std::size_t>(r) < h.rank_host.size() ? h.rank_host[static_cast<std::size_t>(r)] : "?";
+}
 
- private:
-  void loop() {
-    std::vector<Fd> conns;
-    while (!stop_) {
-      std::vector<pollfd> fds;
-      for (const auto& l : listeners_) fds.push_back({l.get(), POLLIN, 0});
-      for (const auto& c : conns) fds.push_back({c.get(), POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
-      for (std::size_t i = 0; i < fds.size(); ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        if (i < listeners_.size()) {
-          const int c = ::accept4(fds[i].fd, nullptr, nullptr, SOCK_CLOEXEC);
-          if (c >= 0) conns.emplace_back(c);
-          continue;
-        }
-        char buf[256];
-        const ssize_t n = ::recv(fds[i].fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n > 0) {
-          write_all(fds[i].fd, buf, static_cast<std::size_t>(n));
-        } else if (n == 0) {
-          for (auto& c : conns)
-            if (c.get() == fds[i].fd) c = Fd();
-        }
-      }
-      std::vector<Fd> live;
-      for (auto& c : conns)
-        if (c) live.push_back(std::move(c));
-      conns.swap(live);
-    }
-  }
-
-  std::vector<Fd> listeners_;
-  std::thread thread_;
-  std::atomic<bool> stop_{false};
-};
+}  // namespace
 
 // Connects, then times a few 8-byte round trips.
-MeshLink probe_link(int from, int to, const std::string& ip, int port, const std::string& source,
+MeshLink probe_mesh_link(int from, int to, const std::string& ip, int port, const std::string& source,
                     double timeout_s) {
   MeshLink l;
   l.from = from;
@@ -95,12 +93,12 @@ MeshLink probe_link(int from, int to, const std::string& ip, int port, const std
   return l;
 }
 
-Json link_json(const MeshLink& l) {
+Json mesh_link_json(const MeshLink& l) {
   return Json{{"from", l.from}, {"to", l.to}, {"ok", l.ok}, {"connect_us", l.connect_us},
               {"rtt_us", l.rtt_us}, {"error", l.error}, {"target", l.target}};
 }
 
-MeshLink link_from(const Json& j) {
+MeshLink mesh_link_from_json(const Json& j) {
   MeshLink l;
   l.from = j.value("from", 0);
   l.to = j.value("to", 0);
@@ -112,11 +110,24 @@ MeshLink link_from(const Json& j) {
   return l;
 }
 
-std::string host_of(const HostMap& h, int r) {
-  return r >= 0 && static_cast<std::size_t>(r) < h.rank_host.size() ? h.rank_host[static_cast<std::size_t>(r)] : "?";
+std::vector<MeshLink> probe_mesh_targets(int from, const std::vector<MeshTarget>& targets, const std::string& source,
+                                         double timeout_s) {
+  // Each peer in its own thread so N unreachable peers cost one timeout, not N.
+  std::vector<MeshLink> out(targets.size());
+  std::vector<std::thread> workers;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    workers.emplace_back([&, i] {
+      const MeshTarget& t = targets[i];
+      out[i] = probe_mesh_link(from, t.rank, t.ip, t.port, source, timeout_s);
+    });
+    if (workers.size() >= 64) {
+      for (auto& w : workers) w.join();
+      workers.clear();
+    }
+  }
+  for (auto& w : workers) w.join();
+  return out;
 }
-
-}  // namespace
 
 int MeshResult::unreachable() const {
   int n = 0;
@@ -129,7 +140,7 @@ MeshResult run_mesh(MPI_Comm comm, const MeshOptions& opt, int local_rank) {
   int rank = 0, n = 1;
   NP_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   NP_CHECK_MPI(MPI_Comm_size(comm, &n));
-  EchoServer server;
+  MeshEchoServer server;
   int port = -1;
   std::string listen_error;
   try {
@@ -164,37 +175,22 @@ MeshResult run_mesh(MPI_Comm comm, const MeshOptions& opt, int local_rank) {
   }
   NP_CHECK_MPI(MPI_Barrier(comm));
 
-  // Each peer in its own thread so N unreachable peers cost one timeout, not N.
-  std::vector<MeshLink> mine(static_cast<std::size_t>(n));
-  {
-    std::vector<std::thread> workers;
-    for (int j = 0; j < n; ++j) {
-      if (j == rank) continue;
-      workers.emplace_back([&, j] {
-        mine[static_cast<std::size_t>(j)] =
-            probe_link(rank, j, m.ip[static_cast<std::size_t>(j)], m.port[static_cast<std::size_t>(j)], opt.ip,
-                       opt.timeout_s);
-      });
-      if (workers.size() >= 64) {
-        for (auto& w : workers) w.join();
-        workers.clear();
-      }
-    }
-    for (auto& w : workers) w.join();
-  }
-  Json out = Json::array();
+  std::vector<MeshTarget> targets;
   for (int j = 0; j < n; ++j)
-    if (j != rank) out.push_back(link_json(mine[static_cast<std::size_t>(j)]));
+    if (j != rank) targets.push_back({j, m.ip[static_cast<std::size_t>(j)], m.port[static_cast<std::size_t>(j)]});
+  const std::vector<MeshLink> mine = probe_mesh_targets(rank, targets, opt.ip, opt.timeout_s);
+  Json out = Json::array();
+  for (const auto& l : mine) out.push_back(mesh_link_json(l));
   if (opt.rendezvous_port > 0) {
-    MeshLink r = probe_link(rank, -1, m.ip[0], opt.rendezvous_port, opt.ip, opt.timeout_s);
-    out.push_back(link_json(r));
+    MeshLink r = probe_mesh_link(rank, -1, m.ip[0], opt.rendezvous_port, opt.ip, opt.timeout_s);
+    out.push_back(mesh_link_json(r));
   }
   const auto all = allgather_strings(comm, out.dump());
   NP_CHECK_MPI(MPI_Barrier(comm));  // nobody still connects when the servers stop
   if (rank == 0) {
     for (const auto& s : all)
       for (const auto& j : Json::parse(s)) {
-        MeshLink l = link_from(j);
+        MeshLink l = mesh_link_from_json(j);
         (l.to < 0 ? m.rendezvous : m.links).push_back(l);
       }
   }
@@ -251,13 +247,13 @@ Json mesh_json(const MeshResult& m, const HostMap& hosts) {
   Json failures = Json::array();
   for (const auto& l : m.links) {
     if (l.ok) matrix[static_cast<std::size_t>(l.from)][static_cast<std::size_t>(l.to)] = l.rtt_us;
-    else failures.push_back(link_json(l));
+    else failures.push_back(mesh_link_json(l));
   }
   for (const auto& l : m.rendezvous)
-    if (!l.ok) failures.push_back(link_json(l));
+    if (!l.ok) failures.push_back(mesh_link_json(l));
   j["rtt_us"] = matrix;
   j["rendezvous"] = Json::array();
-  for (const auto& l : m.rendezvous) j["rendezvous"].push_back(link_json(l));
+  for (const auto& l : m.rendezvous) j["rendezvous"].push_back(mesh_link_json(l));
   j["failures"] = failures;
   return j;
 }

@@ -6,10 +6,13 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi_util.h"
+#include "net_util.h"
 #include "nodeprobe/report.h"
 
 namespace nodeprobe::allreduce {
@@ -39,6 +42,46 @@ struct MeshResult {
   std::vector<MeshLink> rendezvous;  ///< every rank -> rank 0's rendezvous port (rank 0 only)
   int unreachable() const;
 };
+
+/// Accepts connections on its listeners and echoes what arrives, on its own
+/// thread, until destroyed: the far end of every mesh link.
+class MeshEchoServer {
+ public:
+  MeshEchoServer() = default;
+  ~MeshEchoServer();
+  MeshEchoServer(const MeshEchoServer&) = delete;
+  MeshEchoServer& operator=(const MeshEchoServer&) = delete;
+  /// Before start() only.
+  void add_listener(Fd fd) { listeners_.push_back(std::move(fd)); }
+  void start();
+
+ private:
+  void loop();
+  std::vector<Fd> listeners_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+};
+
+/// Connects from `source` (may be "") to ip:port within `timeout_s`, then times a
+/// few 8-byte round trips; `from`/`to` only label the result.
+MeshLink probe_mesh_link(int from, int to, const std::string& ip, int port, const std::string& source,
+                         double timeout_s);
+
+/// A peer's listening address.
+struct MeshTarget {
+  int rank = 0;
+  std::string ip;
+  int port = -1;  ///< <= 0: it could not listen
+};
+
+/// probe_mesh_link to every target at once (64 threads at most): N unreachable
+/// peers cost about one timeout, not N.
+std::vector<MeshLink> probe_mesh_targets(int from, const std::vector<MeshTarget>& targets, const std::string& source,
+                                         double timeout_s);
+
+/// One link as JSON and back (how ranks hand their results to rank 0).
+Json mesh_link_json(const MeshLink& l);
+MeshLink mesh_link_from_json(const Json& j);
 
 /// Runs the preflight over `comm`. Collective; results complete on rank 0.
 MeshResult run_mesh(MPI_Comm comm, const MeshOptions& opt, int local_rank);

@@ -167,8 +167,9 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   add_common_flags(*sub, opt.common);
   sub->get_option("--list")->description("Print the plan for this machine and exit");
   sub->get_option("--sysroot")->description("Read /proc and /sys under DIR (fixtures); passed to probes");
-  sub->add_option("--profile", opt.profile, "quick (15 s without GPU, 60 s with) or full (10 min)")
-      ->check(CLI::IsMember({"quick", "full"}));
+  sub->add_option("--profile", opt.profile,
+                  "quick (15 s without GPU, 60 s with), full (10 min) or health (Slurm health check: hard budget, 10 s)")
+      ->check(CLI::IsMember({"quick", "full", "health"}));
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
   sub->add_option("--data-dir", opt.data_dir,
                   "Directory for the IO probe's temporary dataset (default: the writable local filesystem with "
@@ -185,6 +186,8 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
       ->type_name("DURATION")
       ->check([](const std::string& v) { return parse_duration(v) ? std::string() : "not a duration (use 30m, 2h, 1d)"; });
   add_input_flags(*sub, opt.input);
+  sub->add_option("--drain-reason-file", opt.drain_reason_file,
+                  "health: write the drain reason line here (empty when the node is fine)");
   return sub;
 }
 
@@ -303,6 +306,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
       }
     }
     progress.begin(i, plan.size(), name, p.estimate_s);
+    if (hooks.on_step) hooks.on_step(name);
     const double t0 = clock.now_s();
     auto results = run_entry(p, deadline, ctx.bin_dir, work->path(), dataset ? dataset->path() : "", clock,
                              report.host, raised);
@@ -356,6 +360,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
 
   const StopCause stopped = begin_final_write();
   finalize_report(report, std::move(raised));
+  if (hooks.on_report) hooks.on_report(report);
   const int rc = stopped != StopCause::kNone ? stop_exit_code() : exit_code_for(report.verdict);
   return emit_report(report, common, rc, kTool, [&](const Report& r, std::ostream& out, bool color, int code) {
     if (common.verbose) {

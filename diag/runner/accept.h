@@ -23,7 +23,7 @@ struct AcceptOptions {
   /// The shared flags (--json, --timeout, --label, --quiet, --verbose, the
   /// exporters; --list prints the plan; --sysroot is also passed to probes).
   CommonOptions common;
-  std::string profile = "quick";  ///< quick | full
+  std::string profile = "quick";  ///< quick | full | health (Slurm: a hard budget, only quick checks)
   std::string expect;             ///< instance type to judge against (e.g. p4d.24xlarge)
   std::string data_dir;           ///< where the IO dataset goes (default: largest local fs, else /tmp)
   std::vector<std::string> only;  ///< run only these entries (name or prefix: "allreduce")
@@ -32,6 +32,7 @@ struct AcceptOptions {
   bool no_imds = false;           ///< never ask the instance metadata service
   std::string since;              ///< events older than this (30m, 2h, 1d) are info; "" = since boot
   InputOverrides input;           ///< --max-input-size, --read-timeout (--expectations)
+  std::string drain_reason_file;  ///< health: one line for `scontrol ... reason=` when the node should be drained
 };
 
 /// Work the lead wires in from other components (kept out of the options).
@@ -48,6 +49,10 @@ struct AcceptHooks {
   /// this build has none. Its findings are added to the report. `budget_left_s`
   /// bounds the commands it may spawn.
   std::function<Diagnosis(const Report&, double budget_left_s)> diagnose;
+  /// Called as each plan entry starts (health mode names what hung).
+  std::function<void(const std::string& step)> on_step;
+  /// Called with the finished report before it is written.
+  std::function<void(const Report&)> on_report;
 };
 
 /// Argument tail of one invocation of a probe executable, per profile.
@@ -94,7 +99,7 @@ struct PlannedProbe {
 /// The plan for `opt` on a machine described by `ctx` (--only applied).
 std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx);
 
-/// Total budget of a profile: quick 60 s with a GPU, 15 s without; full 600 s.
+/// Total budget of a profile: quick 60 s with a GPU, 15 s without; full 600 s; health 10 s.
 double accept_budget_s(const std::string& profile, bool gpu_present);
 
 /// Registers the subcommand.

@@ -44,13 +44,19 @@ const std::vector<PlanEntry>& accept_entries() {
 
 double accept_budget_s(const std::string& profile, bool gpu_present) {
   if (profile == "full") return 600;
+  if (profile == "health") return 10;
   return gpu_present ? 60 : 15;
 }
 
 std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx) {
   const bool full = opt.profile == "full";
+  // Slurm's health check runs on every node every few minutes: only what
+  // answers in a second or two (limits; the diagnosis and the instance-type
+  // judgement run in-process after it).
+  const bool health = opt.profile == "health";
   std::vector<PlannedProbe> plan;
   for (const PlanEntry& e : accept_entries()) {
+    if (health && e.name != "limits") continue;
     if (!opt.only.empty() &&
         std::none_of(opt.only.begin(), opt.only.end(), [&](const std::string& o) {
           return e.name == o || (e.name.size() > o.size() && e.name.compare(0, o.size(), o) == 0 &&

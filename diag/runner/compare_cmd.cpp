@@ -9,6 +9,8 @@
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/cli_checks.h"
 #include "nodeprobe/compare.h"
+#include "nodeprobe/fleet_compare.h"
+#include "nodeprobe/fleet_json.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/render_compare.h"
 #include "nodeprobe/render_html.h"
@@ -33,6 +35,51 @@ CLI::App* setup_compare(CLI::App& app, CompareCmdOptions& opt) {
   return sub;
 }
 
+namespace {
+
+// The rendered comparison to --out or stdout; exit 1 when something got worse.
+int emit_comparison(const CompareCmdOptions& opt, const std::string& doc, bool worse) {
+  if (opt.out.empty()) {
+    std::cout << doc << std::flush;
+  } else {
+    try {
+      write_file_atomic(opt.out, doc);
+    } catch (const std::exception& e) {
+      std::cerr << "nodeprobe compare: " << e.what() << "\n";
+      return exit_code::kError;
+    }
+  }
+  return worse ? exit_code::kFail : exit_code::kOk;
+}
+
+// Two fleet reports: nodes paired by host (fleet_compare.h).
+int compare_fleet_reports(const CompareCmdOptions& opt, const std::string& before_text, const std::string& after_text) {
+  FleetReport before, after;
+  try {
+    before = parse_fleet_report(before_text, opt.before);
+    after = parse_fleet_report(after_text, opt.after);
+  } catch (const ReportError& e) {
+    std::cerr << "nodeprobe compare: " << e.what() << "\n";
+    return exit_code::kError;
+  }
+  if (opt.format == "html") {
+    std::cerr << "nodeprobe compare: fleet reports compare as text, md or json (each has its own --html page)\n";
+    return exit_code::kUsage;
+  }
+  CompareOptions copt;
+  copt.threshold_pct = opt.threshold_pct;
+  const FleetComparison c = compare_fleets(before, after, copt, opt.before, opt.after);
+  std::ostringstream doc;
+  if (opt.format == "md") render_fleet_compare_markdown(c, doc);
+  else if (opt.format == "json") doc << fleet_compare_to_json(c).dump(2) << "\n";
+  else render_fleet_compare_text(c, doc);
+  return emit_comparison(opt, doc.str(), c.any_worse());
+}
+
+bool is_fleet(const std::string& schema) { return schema.rfind("nodeprobe.fleet/", 0) == 0; }
+
+}  // namespace
+
 int run_compare(const CompareCmdOptions& opt) {
   CompareOptions copt;
   copt.threshold_pct = opt.threshold_pct;
@@ -46,8 +93,15 @@ int run_compare(const CompareCmdOptions& opt) {
   }
   Report before, after;
   try {
-    before = load_report(opt.before, opt.input);
-    after = load_report(opt.after, opt.input);
+    const std::string before_text = read_report_text(opt.before, opt.input);
+    const std::string after_text = read_report_text(opt.after, opt.input);
+    const bool fleet_before = is_fleet(document_schema(before_text)), fleet_after = is_fleet(document_schema(after_text));
+    if (fleet_before && fleet_after) return compare_fleet_reports(opt, before_text, after_text);
+    if (fleet_before != fleet_after)
+      throw ReportError((fleet_before ? opt.before : opt.after) + " is a fleet report and " +
+                        (fleet_before ? opt.after : opt.before) + " is not: compare a fleet with a fleet");
+    before = parse_report(before_text, opt.before == "-" ? "stdin" : opt.before);
+    after = parse_report(after_text, opt.after == "-" ? "stdin" : opt.after);
   } catch (const ReportError& e) {
     std::cerr << "nodeprobe compare: " << e.what() << "\n";
     return exit_code::kError;
@@ -66,17 +120,7 @@ int run_compare(const CompareCmdOptions& opt) {
     h.title = "nodeprobe compare: " + after.host.hostname;
     render_html(after, doc, h);
   }
-  if (opt.out.empty()) {
-    std::cout << doc.str() << std::flush;
-  } else {
-    try {
-      write_file_atomic(opt.out, doc.str());
-    } catch (const std::exception& e) {
-      std::cerr << "nodeprobe compare: " << e.what() << "\n";
-      return exit_code::kError;
-    }
-  }
-  return c.any_worse() ? exit_code::kFail : exit_code::kOk;
+  return emit_comparison(opt, doc.str(), c.any_worse());
 }
 
 }  // namespace nodeprobe::diag

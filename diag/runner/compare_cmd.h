@@ -1,6 +1,7 @@
 #pragma once
 /// `nodeprobe compare BEFORE AFTER`: before/after verdict per metric, the
 /// environment diff; exit 1 when any metric is worse (CI gating), 2 on bad input.
+/// Two fleet reports (nodeprobe.fleet/1) compare node by node, paired by host.
 
 #include <string>
 

@@ -10,6 +10,8 @@
 #include "compare_cmd.h"
 #include "collect_cmd.h"
 #include "diag_cmd.h"
+#include "fleet_cmd.h"
+#include "health.h"
 #include "diagnose.h"
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/probe_main.h"
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
   CLI::App* diag_cmd = diag::setup_diag(app, diag_opt);
   diag::CollectCmdOptions collect_opt;
   CLI::App* collect_cmd = diag::setup_collect(app, collect_opt);
+  diag::FleetOptions fleet_opt;
+  CLI::App* fleet_cmd = diag::setup_fleet(app, fleet_opt);
 
   std::string share_dir;
   app.add_option("--share-dir", share_dir,
@@ -71,12 +75,14 @@ int main(int argc, char** argv) {
           if (p.name == "diag") d.data = p.data;
         return d;
       };
+      if (accept.profile == "health") return diag::run_health(accept, argc, argv, hooks);
       return diag::run_accept(accept, argc, argv, hooks);
     }
     if (compare_cmd->parsed()) return diag::run_compare(compare);
     if (report_cmd->parsed()) return diag::run_report(report);
     if (diag_cmd->parsed()) return diag::run_diag(diag_opt, argc, argv);
     if (collect_cmd->parsed()) return diag::run_collect(collect_opt);
+    if (fleet_cmd->parsed()) return diag::run_fleet_cmd(fleet_opt, argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "nodeprobe: " << e.what() << "\n";
     return exit_code::kError;

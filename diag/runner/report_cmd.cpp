@@ -16,6 +16,9 @@
 #include "nodeprobe/render_markdown.h"
 #include "nodeprobe/render_text.h"
 #include "nodeprobe/report_json.h"
+#include "nodeprobe/fleet_json.h"
+#include "nodeprobe/fleet_render.h"
+#include "nodeprobe/error.h"
 #include "nodeprobe/status.h"
 
 namespace nodeprobe::diag {
@@ -49,9 +52,34 @@ int run_report(const ReportCmdOptions& opt) {
   }
   Report run, base;
   try {
-    run = load_report(opt.run, opt.input);
+    // A fleet report renders as the fleet's text or page.
+    if (opt.compare.empty()) {
+      const std::string text = read_report_text(opt.run, opt.input);
+      if (document_schema(text).rfind("nodeprobe.fleet/", 0) == 0) {
+        const FleetReport fleet = parse_fleet_report(text, opt.run);
+        if (!opt.html.empty()) {
+          std::ostringstream page;
+          render_fleet_html(fleet, page);
+          write_file_atomic(opt.html, page.str());
+          if (!opt.format_given) {
+            std::cerr << "nodeprobe report: wrote " << opt.html << "\n";
+            return exit_code::kOk;
+          }
+        }
+        if (opt.format == "json") std::cout << dump_fleet_report(fleet);
+        else render_fleet_text(fleet, std::cout);
+        std::cout << std::flush;
+        return exit_code::kOk;
+      }
+      run = parse_report(text, opt.run == "-" ? "stdin" : opt.run);
+    } else {
+      run = load_report(opt.run, opt.input);
+    }
     if (!opt.compare.empty()) base = load_report(opt.compare, opt.input);
   } catch (const ReportError& e) {
+    std::cerr << "nodeprobe report: " << e.what() << "\n";
+    return exit_code::kError;
+  } catch (const ApiError& e) {
     std::cerr << "nodeprobe report: " << e.what() << "\n";
     return exit_code::kError;
   }

@@ -47,6 +47,8 @@ const std::vector<FindingKind>& finding_vocabulary() {
       {"gpu.fabric_manager", "NVIDIA Fabric Manager not running or not matching the driver", Severity::kError},
       {"gpu.nvlink", "NVLink links down or NVLink errors", Severity::kError},
       {"efa.queue_allocation", "EFA queue (CQ/QP/AV/endpoint) allocation failed", Severity::kError},
+      // Added by nodeprobe fleet (issue 16): a node, GPU or link far below the fleet's median.
+      {"fleet.outlier", "Node, GPU or link far below the rest of the fleet", Severity::kWarn},
   };
   return v;
 }

@@ -370,7 +370,7 @@ Report parse_report(const std::string& text, const std::string& origin) {
   }
 }
 
-Report load_report(const std::string& path, const InputOverrides& limits) {
+std::string read_report_text(const std::string& path, const InputOverrides& limits) {
   std::string text;
   try {
     text = read_input(path, input_limits(InputKind::kReport, limits));
@@ -378,7 +378,11 @@ Report load_report(const std::string& path, const InputOverrides& limits) {
     throw ReportError(e.what());
   }
   if (text.empty()) throw ReportError((path == "-" ? "stdin" : path) + ": empty file");
-  return parse_report(text, path == "-" ? "stdin" : path);
+  return text;
+}
+
+Report load_report(const std::string& path, const InputOverrides& limits) {
+  return parse_report(read_report_text(path, limits), path == "-" ? "stdin" : path);
 }
 
 std::string dump_report(const Report& r) {

@@ -78,10 +78,11 @@ SpawnResult run(std::vector<std::string> argv, double timeout_s, std::vector<std
 
 std::string bin(const std::string& name) { return std::string(NODEPROBE_BIN_DIR) + "/" + name; }
 
-std::string schema_errors(const nlohmann::json& doc, bool* available) {
+std::string schema_errors(const nlohmann::json& doc, bool* available, const std::string& schema_file) {
 #ifdef NODEPROBE_HAVE_VALIJSON
   if (available) *available = true;
-  static const nlohmann::json schema_doc = nlohmann::json::parse(read_file(NODEPROBE_REPORT_SCHEMA));
+  const nlohmann::json schema_doc =
+      nlohmann::json::parse(read_file(schema_file.empty() ? std::string(NODEPROBE_REPORT_SCHEMA) : schema_file));
   valijson::Schema schema;
   valijson::SchemaParser parser;
   valijson::adapters::NlohmannJsonAdapter schema_adapter(schema_doc);
@@ -100,6 +101,7 @@ std::string schema_errors(const nlohmann::json& doc, bool* available) {
   return out.empty() ? "invalid" : out;
 #else
   (void)doc;
+  (void)schema_file;
   if (available) *available = false;
   return {};
 #endif

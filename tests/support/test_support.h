@@ -35,10 +35,10 @@ SpawnResult run(std::vector<std::string> argv, double timeout_s = 60,
 /// Path of one of our built executables ("nodeprobe-limits").
 std::string bin(const std::string& name);
 
-/// Validates a document against reports/schema/report.schema.json with an
-/// independent validator (valijson). Returns "" when valid, else the errors.
-/// Sets `available` false when this build has no validator.
-std::string schema_errors(const nlohmann::json& doc, bool* available = nullptr);
+/// Validates a document against reports/schema/report.schema.json (or
+/// `schema_file`) with an independent validator (valijson). Returns "" when
+/// valid, else the errors. Sets `available` false when this build has no validator.
+std::string schema_errors(const nlohmann::json& doc, bool* available = nullptr, const std::string& schema_file = {});
 
 /// True when a process with this pid exists (zombies count as gone).
 bool process_alive(int pid);

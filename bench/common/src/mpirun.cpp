@@ -27,4 +27,10 @@ std::string find_mpirun() {
   return find_in_path("mpirun");
 }
 
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_STEP_ID", "MPI_LOCALRANKID"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
 }  // namespace nodeprobe

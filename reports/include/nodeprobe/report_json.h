@@ -41,11 +41,14 @@ class ReportError : public std::runtime_error {
 /// another schema major. Secrets in it are redacted (redact_report_json).
 Report parse_report(const std::string& text, const std::string& origin);
 
-/// Reads and parses a report file ("-" reads stdin) through the bounded
+/// The whole text of a report file ("-" reads stdin) through the bounded
 /// input (nodeprobe/input.h: a regular file or a pipe, at most 64 MiB unless
-/// `limits` raise it, a read deadline on pipes). Throws ReportError.
-Report load_report(const std::string& path, const InputOverrides& limits = {});
+/// `limits` raise it, a read deadline on pipes). Throws ReportError (cannot
+/// open, read error, empty) naming the file.
+std::string read_report_text(const std::string& path, const InputOverrides& limits = {});
 
+/// Reads and parses a report file ("-" reads stdin) through read_report_text.
+Report load_report(const std::string& path, const InputOverrides& limits = {});
 /// Applies the one secret redaction (nodeprobe/redact.h) to every string of
 /// a report document: argv flag values, values under secret-named keys
 /// (env, config, facts) and secrets inside any text (evidence, reasons).

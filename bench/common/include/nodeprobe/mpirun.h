@@ -18,4 +18,8 @@ std::string configured_mpirun();
 /// mpirun cannot start them), and RHEL's Open MPI is not on PATH at all.
 std::string find_mpirun();
 
+/// True when a launcher (mpirun, srun, hydra) started this process: its
+/// variables are in the environment.
+bool launched_by_mpi();
+
 }  // namespace nodeprobe
