@@ -33,13 +33,13 @@ void Coordinator::accept_all(double timeout_s) {
   Clock& clock = steady_clock();
   const double until = clock.now_s() + timeout_s;
   int got = 0;
-  std::vector<std::pair<allreduce::Fd, FrameReader>> pending;
+  std::vector<std::pair<Fd, FrameReader>> pending;
   while (got < n_ && clock.now_s() < until && !cancelled()) {
     std::vector<pollfd> fds{{listen_fd_.get(), POLLIN, 0}};
     for (auto& p : pending) fds.push_back({p.first.get(), POLLIN, 0});
     ::poll(fds.data(), fds.size(), 100);
     if (fds[0].revents & POLLIN) {
-      allreduce::Fd c(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+      Fd c(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
       if (c) pending.emplace_back(std::move(c), FrameReader());
     }
     for (std::size_t i = 0; i < pending.size(); ++i) {
@@ -51,7 +51,7 @@ void Coordinator::accept_all(double timeout_s) {
       try {
         ok = pending[i].second.next(&m);
       } catch (const std::exception&) {
-        pending[i].first = allreduce::Fd();
+        pending[i].first = Fd();
         continue;
       }
       if (ok && m.value("t", "") == "hello") {
@@ -65,7 +65,7 @@ void Coordinator::accept_all(double timeout_s) {
           ++got;
         }
       } else if (!open) {
-        pending[i].first = allreduce::Fd();
+        pending[i].first = Fd();
       }
     }
   }
@@ -73,7 +73,7 @@ void Coordinator::accept_all(double timeout_s) {
     if (!peers_[static_cast<std::size_t>(r)].fd)
       lost_[r] = {Status::kTimeout, "startup",
                   "did not connect to rank 0 within " + secs(timeout_s) + " (stopped, or rank 0's address unreachable)"};
-  listen_fd_ = allreduce::Fd();
+  listen_fd_ = Fd();
 }
 
 bool Coordinator::alive(int rank) const { return !lost_.count(rank); }
@@ -88,7 +88,7 @@ std::vector<int> Coordinator::alive_ranks() const {
 void Coordinator::lose(int rank, Status s, const std::string& phase, const std::string& reason) {
   if (lost_.count(rank)) return;
   lost_[rank] = {s, phase, reason};
-  peers_[static_cast<std::size_t>(rank)].fd = allreduce::Fd();
+  peers_[static_cast<std::size_t>(rank)].fd = Fd();
 }
 
 long Coordinator::send(int rank, Json cmd) {

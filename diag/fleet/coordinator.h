@@ -53,7 +53,7 @@ class Coordinator {
 
  private:
   struct Peer {
-    allreduce::Fd fd;
+    Fd fd;
     FrameReader reader;
     double last_heard = 0;
     std::string doing = "starting";  // from its heartbeats
@@ -69,7 +69,7 @@ class Coordinator {
   int n_;
   double stall_s_;
   const volatile std::sig_atomic_t* cancel_;
-  allreduce::Fd listen_fd_;
+  Fd listen_fd_;
   std::vector<Peer> peers_;
   std::map<int, LostRank> lost_;
   long next_id_ = 1;

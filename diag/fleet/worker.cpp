@@ -309,7 +309,7 @@ class Worker {
   }
 
   WorkerConfig cfg_;
-  allreduce::Fd fd_;
+  Fd fd_;
   std::mutex send_mu_, q_mu_, doing_mu_, cancel_mu_;
   std::condition_variable q_cv_;
   std::deque<Json> queue_;

@@ -101,7 +101,7 @@ int run_health(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     ::close(fds[0]);
     const int out = fds[1];
     AcceptOptions o = opt;
-    o.quiet = true;
+    o.common.quiet = true;
     // Leave the parent time to write its files after the child's own end.
     o.budget_s = std::max(1.0, budget - std::min(2.0, 0.2 * budget));
     AcceptHooks h = hooks;
