@@ -140,15 +140,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"stack", "list"}));
   sweep->add_option("--sample-cpu-us", sw.sample_cpu_us,
                     "Worker CPU per sample, read and transform included (default: the measured cost of the pipeline)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_range(0.0, 1e9));
   sweep->add_option("--batch-cpu-us", sw.batch_cpu_us,
                     "Main-process CPU per batch inside next(): receive, unpickle, map (default: measured)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_range(0.0, 1e9));
   sweep->add_option("--step-cpu-fraction", sw.step_cpu_fraction,
                     "Share of the step the training process keeps a core busy (0: the GPU does the work)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()->check(finite_range(0.0, 1.0));
   sweep->add_option("--cores", sw.cores, "Cores the loader and the training process get (default: all this process may use)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_range(0.01, 65536.0));
   sweep->add_option("--pin-memory", sw.pin_memory,
                     "The modelled loader's pin_memory=True: its thread receives the batches instead of next(); "
                     "auto: when a GPU is usable (PyTorch ignores it without one), on, off")

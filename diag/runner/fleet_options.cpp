@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nodeprobe/cli_checks.h"
 #include "nodeprobe/metric_select.h"
 
 namespace nodeprobe::diag {
@@ -30,13 +31,13 @@ void add_fleet_flags(CLI::App& app, FleetOptions& opt) {
   app.add_option("--iface", opt.iface, "Interface for mesh, control and tcp (NCCL_SOCKET_IFNAME syntax)");
   app.add_option("--pair-bytes", opt.pair_bytes, "Bytes per allreduce in pairs and ring (default quick 8M, full 64M)");
   app.add_option("--outlier-share", opt.share, "Outlier below this share of the fleet median (default 0.85)")
-      ->check(CLI::Range(0.01, 0.999));
+      ->check(finite_range(0.01, 0.999));
   app.add_option("--outlier-mads", opt.mad_k, "Or this many scaled MADs from the median, at least 5 % away (default 5)")
-      ->check(CLI::Range(0.5, 1000.0));
+      ->check(finite_range(0.5, 1000.0));
   app.add_option("--stall-timeout", opt.stall_timeout_s, "A node silent this long is lost: timeout, the rest goes on (default 15)")
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(finite_range(1.0, 3600.0));
   app.add_option("--timeout", opt.timeout_s, "Bound the whole run (seconds; default: the phases' own deadlines)")
-      ->check(CLI::Range(0.0, 86400.0));
+      ->check(finite_range(0.0, 86400.0));
   app.add_option("--hostfile", opt.hostfile, "Run mpirun yourself over these hosts (one rank per node)");
   app.add_option("--launcher-arg", opt.launcher_args, "Extra mpirun argument with --hostfile (repeat)")
       ->allow_extra_args(false);
