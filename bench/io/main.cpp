@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
                     "Share of the step the training process keeps a core busy (0: the GPU does the work)")
       ->capture_default_str()->check(finite_range(0.0, 1.0));
   sweep->add_option("--cores", sw.cores, "Cores the loader and the training process get (default: all this process may use)")
-      ->check(finite_range(0.01, 65536.0));
+      ->check(finite_range(0.01, 1e7));  // more than this machine has: a clear run-time error
   sweep->add_option("--pin-memory", sw.pin_memory,
                     "The modelled loader's pin_memory=True: its thread receives the batches instead of next(); "
                     "auto: when a GPU is usable (PyTorch ignores it without one), on, off")

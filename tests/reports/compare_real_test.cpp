@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -138,15 +139,24 @@ TEST(RealAllreduce, TheSameRunTwiceIsNeverWorse) {
   if (!have_mpirun()) GTEST_SKIP() << "no mpirun in PATH";
   if (const std::string why = busy_reason(); !why.empty()) GTEST_SKIP() << why;
   TempDir tmp;
-  std::vector<std::string> files;
-  for (const char* name : {"a.json", "b.json"}) {
-    const auto r = run({bin("nodeprobe-allreduce"), "--np", "2", "--backend", "mpi,fabric:tcp", "-b", "256K", "-e",
-                        "1M", "-f", "4", "-n", "20", "--quiet", "--json", tmp.file(name)},
-                       180);
-    ASSERT_EQ(r.exit_code, 0) << r.describe() << r.err;
-    files.push_back(tmp.file(name));
+  // Between two runs on a shared 2-core VM a neighbour's burst can slow every
+  // size of the second run at once (seen once in a full CI pass: -40 %, the
+  // intervals apart). A second pair is measured then; a compare that calls an
+  // unchanged node worse twice in a row still fails.
+  Cmp c;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<std::string> files;
+    for (const char* name : {"a.json", "b.json"}) {
+      const auto r = run({bin("nodeprobe-allreduce"), "--np", "2", "--backend", "mpi,fabric:tcp", "-b", "256K", "-e",
+                          "1M", "-f", "4", "-n", "20", "--quiet", "--json", tmp.file(name)},
+                         180);
+      ASSERT_EQ(r.exit_code, 0) << r.describe() << r.err;
+      files.push_back(tmp.file(name));
+    }
+    c = compare(files[0], files[1]);
+    if (c.exit_code == 0) break;
+    std::cerr << "attempt " << attempt + 1 << " called an unchanged run worse:\n" << worse_list(c);
   }
-  const Cmp c = compare(files[0], files[1]);
   EXPECT_EQ(c.exit_code, 0) << worse_list(c) << c.text;
   EXPECT_EQ(c.j["summary"]["only_before"], 0);
   // busbw, algbw and time of one measurement never disagree.
