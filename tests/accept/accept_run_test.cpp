@@ -75,7 +75,8 @@ TEST(AcceptRun, QuickProfileOnThisCpuOnlyMachine) {
   // The GPU section says why it did not run.
   const ProbeResult* gemm = probe(run.report, "gemm");
   ASSERT_TRUE(gemm);
-  EXPECT_EQ(gemm->status, Status::kSkip);
+  // skip; or timeout when a loaded machine spent the budget before gemm's turn.
+  EXPECT_TRUE(gemm->status == Status::kSkip || gemm->status == Status::kTimeout) << to_string(gemm->status);
   EXPECT_FALSE(gemm->reason.empty());
   const ProbeResult* nccl = probe(run.report, "allreduce.nccl");
   ASSERT_TRUE(nccl);
