@@ -417,7 +417,7 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   if (nvml_exe.empty() || ::access(nvml_exe.c_str(), X_OK) != 0)
     c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "nodeprobe-nvml is not installed next to nodeprobe", 0);
   else if (!fs.is_live())
-    c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "not the live system (NVML reads the running driver)", 0);
+    c.record("facts/nvml.json", "nodeprobe-nvml", "skipped", "not the live machine: NVML reads the running driver", 0);
   else
     c.command({nvml_exe}, "facts/nvml.json");
   // PCI: vendor, device, class of every function (readable without root).
