@@ -10,23 +10,27 @@
 #    one dataset (1 ms consumer step). Expected: exit 1, the settings named as
 #    the cause.
 # 3. A throttled node: the same `-w 2 -p 2` read again inside a CPU cgroup
-#    limited to THROTTLE % of one CPU (root and a cgroup cpu controller
-#    needed; skipped with the reason otherwise). Same settings, slower node.
-#    Expected: exit 1, no settings difference.
+#    limited to PCT % of one CPU in periods of MS milliseconds (root and a
+#    cgroup cpu controller needed; skipped with the reason otherwise), once
+#    per --throttle (default: 10/10, a fine quota, and 5/100, a coarse one:
+#    the default CFS period of Docker and Kubernetes CPU limits, each period
+#    starting at full speed). Same settings, slower node. Expected: exit 1,
+#    no settings difference.
 # Peer: the A/A pair itself (the same command run twice is the baseline any
 # alarm is measured against); the ratio printed is pairs exit 0 / pairs.
 #
 #   bench/compare/aa_compare.sh [--build-dir DIR] [--pairs N] [--profile quick|full]
-#                               [--throttle PCT] [--keep DIR]
+#                               [--throttle PCT[/MS]]... [--epochs N] [--keep DIR]
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build="$here/build"; pairs=3; profile=quick; throttle=10; keep=""
+build="$here/build"; pairs=3; profile=quick; throttles=(); epochs=3; keep=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=$2; shift ;;
     --pairs) pairs=$2; shift ;;
     --profile) profile=$2; shift ;;
-    --throttle) throttle=$2; shift ;;
+    --throttle) throttles+=("$2"); shift ;;
+    --epochs) epochs=$2; shift ;;
     --keep) keep=$2; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "aa_compare.sh: unknown option $1" >&2; exit 64 ;;
@@ -34,7 +38,12 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 [[ $pairs =~ ^[1-9][0-9]*$ ]] || { echo "aa_compare.sh: --pairs wants a positive integer" >&2; exit 64; }
-[[ $throttle =~ ^[1-9][0-9]?$ ]] || { echo "aa_compare.sh: --throttle wants 1..99 (% of one CPU)" >&2; exit 64; }
+[[ ${#throttles[@]} -gt 0 ]] || throttles=(10/10 5/100)
+for t in "${throttles[@]}"; do
+  [[ $t =~ ^[1-9][0-9]?(/[1-9][0-9]{0,2})?$ ]] ||
+    { echo "aa_compare.sh: --throttle wants PCT[/MS]: 1..99 % of one CPU in periods of 1..999 ms (default 10)" >&2; exit 64; }
+done
+[[ $epochs =~ ^[1-9][0-9]?$ ]] || { echo "aa_compare.sh: --epochs wants 1..99" >&2; exit 64; }
 np="$build/bin/nodeprobe"; npio="$build/bin/nodeprobe-io"
 for b in "$np" "$npio"; do [[ -x $b ]] || { echo "aa_compare.sh: $b not built" >&2; exit 2; }; done
 
@@ -89,40 +98,52 @@ for ((i = 0; i < pairs; i++)); do
 done
 printf 'A/A: %d of %d pairs exit 0 (ratio %.2f)\n' "$ok" "$pairs" "$(awk -v a="$ok" -v b="$pairs" 'BEGIN {print a / b}')"
 
-echo "== A real setting change: nodeprobe-io read -w 2 -p 2 vs -w 1 -p 1 (1500 x 110 kB, --step-ms 1, 3 epochs)"
+echo "== A real setting change: nodeprobe-io read -w 2 -p 2 vs -w 1 -p 1 (1500 x 110 kB, --step-ms 1, $epochs epochs)"
 "$npio" prepare --dir "$work/ds" --files 1500 --size 110k --quiet --json "$work/prepare.json" >/dev/null || exit 2
 read_with() {  # workers prefetch output [prefix command...]
   local w=$1 p=$2 out=$3; shift 3
-  "$@" "$npio" read --dir "$work/ds" -w "$w" -p "$p" --step-ms 1 --epochs 3 --quiet --json "$out" >/dev/null
+  "$@" "$npio" read --dir "$work/ds" -w "$w" -p "$p" --step-ms 1 --epochs "$epochs" --quiet --json "$out" >/dev/null
 }
 read_with 2 2 "$work/w2p2.json"
 read_with 1 1 "$work/w1p1.json"
 judge "$work/w2p2.json" "$work/w1p1.json" change
 echo "   (expected exit 1 with the settings named as the cause)"
 
-echo "== A throttled node: the same -w 2 -p 2 read, after run limited to $throttle % of one CPU"
 in_cgroup() {  # run "$@" inside $cg
   (echo "$BASHPID" >"$cg/cgroup.procs" && exec "$@")
 }
-if [[ $(id -u) -ne 0 ]]; then
-  echo "  skipped: a CPU cgroup needs root"
-elif [[ -w /sys/fs/cgroup/cpu && -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]]; then
-  cg=/sys/fs/cgroup/cpu/nodeprobe-aa-$$
-  mkdir "$cg" && echo 10000 >"$cg/cpu.cfs_period_us" && echo $((throttle * 100)) >"$cg/cpu.cfs_quota_us"
-elif [[ -e /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
-  grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
-  cg=/sys/fs/cgroup/nodeprobe-aa-$$
-  mkdir "$cg" && echo "$((throttle * 100)) 10000" >"$cg/cpu.max"
-else
-  echo "  skipped: no writable cgroup cpu controller"
-fi
-if [[ -n $cg && -d $cg ]]; then
-  read_with 2 2 "$work/w2p2-again.json"
-  read_with 2 2 "$work/w2p2-throttled.json" in_cgroup
+# Makes $cg: PCT % of one CPU in periods of MS ms; empty with the reason printed when it cannot.
+make_cgroup() {  # pct period_ms name
+  local quota=$(($1 * $2 * 10)) period=$(($2 * 1000))
+  cg=""
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "  skipped: a CPU cgroup needs root"
+  elif [[ -w /sys/fs/cgroup/cpu && -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]]; then
+    cg=/sys/fs/cgroup/cpu/nodeprobe-aa-$$-$3
+    mkdir "$cg" && echo "$period" >"$cg/cpu.cfs_period_us" && echo "$quota" >"$cg/cpu.cfs_quota_us" ||
+      { echo "  skipped: the kernel refused quota $quota us in $period us"; rmdir "$cg"; cg=""; }
+  elif [[ -e /sys/fs/cgroup/cgroup.controllers ]] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
+    cg=/sys/fs/cgroup/nodeprobe-aa-$$-$3
+    mkdir "$cg" && echo "$quota $period" >"$cg/cpu.max" ||
+      { echo "  skipped: the kernel refused cpu.max $quota $period"; rmdir "$cg"; cg=""; }
+  else
+    echo "  skipped: no writable cgroup cpu controller"
+  fi
+}
+for t in "${throttles[@]}"; do
+  pct=${t%%/*}; ms=10; [[ $t == */* ]] && ms=${t#*/}
+  name="throttled-$pct-$ms"
+  echo "== A throttled node: the same -w 2 -p 2 read, after run limited to $pct % of one CPU in $ms ms periods"
+  make_cgroup "$pct" "$ms" "$pct-$ms"
+  [[ -n $cg ]] || continue
+  read_with 2 2 "$work/w2p2-again-$name.json"
+  read_with 2 2 "$work/w2p2-$name.json" in_cgroup
+  rmdir "$cg" 2>/dev/null; cg=""
   echo " unthrottled A/A:"
-  judge "$work/w2p2.json" "$work/w2p2-again.json" io-aa
+  judge "$work/w2p2.json" "$work/w2p2-again-$name.json" "io-aa-$name"
   echo " throttled:"
-  judge "$work/w2p2.json" "$work/w2p2-throttled.json" throttled
+  judge "$work/w2p2.json" "$work/w2p2-$name.json" "$name"
   echo "   (expected exit 1 and no settings difference)"
-fi
+done
 exit 0

@@ -8,21 +8,10 @@
 #   bench/io/buffer_footprint.sh [--build-dir build] [--dir DIR] [--rounds 10] [--keep]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build="$here/build"; dir=""; rounds=10; keep=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build-dir) build=$(realpath -m "$2"); shift ;;
-    --dir) dir=$(realpath -m "$2"); shift ;;
-    --rounds) rounds=$2; shift ;;
-    --keep) keep=1 ;;
-    -h|--help) sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "buffer_footprint.sh: unknown option '$1'" >&2; exit 64 ;;
-  esac
-  shift
-done
-np="$build/bin/nodeprobe-io"
-[[ -x $np ]] || { echo "buffer_footprint.sh: $np not built" >&2; exit 2; }
-dir=${dir:-$build/io-bench}/footprint-shards
+rounds=10
+opts=(--rounds rounds)
+source "$here/bench/io/bench_args.sh"
+dir=$dir/footprint-shards
 bin="$build/buffer_footprint"
 cc -O2 -pthread -o "$bin" "$here/bench/io/buffer_footprint.c"
 mkdir -p "$(dirname "$dir")"

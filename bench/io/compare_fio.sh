@@ -21,41 +21,19 @@
 # records are 4 KiB aligned, so both tools issue identical requests.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build="$here/build"
-dir=""
 samples=4096
 size=128Ki
 workers=2
 repeats=5
-keep=0
 batch=8
 prefetch=2
 epochs_cold=2
 epochs_warm=32
 fio_huge=auto
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build-dir) build=$(realpath -m "$2"); shift ;;
-    --dir) dir=$(realpath -m "$2"); shift ;;
-    --samples) samples=$2; shift ;;
-    --size) size=$2; shift ;;
-    --workers) workers=$2; shift ;;
-    --repeats) repeats=$2; shift ;;
-    --keep) keep=1 ;;
-    --batch) batch=$2; shift ;;
-    --prefetch) prefetch=$2; shift ;;
-    --cold-epochs) epochs_cold=$2; shift ;;
-    --warm-epochs) epochs_warm=$2; shift ;;
-    --fio-huge) fio_huge=$2; shift ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "compare_fio.sh: unknown option '$1'" >&2; exit 64 ;;
-  esac
-  shift
-done
-np="$build/bin/nodeprobe-io"
-[[ -x $np ]] || { echo "compare_fio.sh: $np not built" >&2; exit 2; }
+opts=(--samples samples --size size --workers workers --repeats repeats --batch batch --prefetch prefetch
+      --cold-epochs epochs_cold --warm-epochs epochs_warm --fio-huge fio_huge)
+source "$here/bench/io/bench_args.sh"
 command -v fio >/dev/null || { echo "compare_fio.sh: fio not installed (apt-get install fio / dnf install fio)" >&2; exit 2; }
-dir=${dir:-$build/io-bench}
 mkdir -p "$dir"
 
 bytes=$(python3 -c "import sys; u={'':1,'k':1e3,'Ki':1024,'M':1e6,'Mi':1048576}; import re; m=re.fullmatch(r'([0-9.]+)([A-Za-z]*)', sys.argv[1]); print(int(float(m[1])*u[m[2]]))" "$size")

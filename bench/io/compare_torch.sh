@@ -13,35 +13,15 @@
 # missing). It is a benchmark peer only, never a nodeprobe dependency.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build="$here/build"
-dir=""
 samples=8192
 workers=2
 batch=32
 prefetch=2
 epochs=3
 repeats=3
-keep=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build-dir) build=$(realpath -m "$2"); shift ;;
-    --dir) dir=$(realpath -m "$2"); shift ;;
-    --samples) samples=$2; shift ;;
-    --workers) workers=$2; shift ;;
-    --batch) batch=$2; shift ;;
-    --prefetch) prefetch=$2; shift ;;
-    --epochs) epochs=$2; shift ;;
-    --repeats) repeats=$2; shift ;;
-    --keep) keep=1 ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "compare_torch.sh: unknown option '$1'" >&2; exit 64 ;;
-  esac
-  shift
-done
-np="$build/bin/nodeprobe-io"
-[[ -x $np ]] || { echo "compare_torch.sh: $np not built" >&2; exit 2; }
+opts=(--samples samples --workers workers --batch batch --prefetch prefetch --epochs epochs --repeats repeats)
+source "$here/bench/io/bench_args.sh"
 source "$here/bench/io/torch_venv.sh"
-dir=${dir:-$build/io-bench}
 mkdir -p "$dir"
 ds="$dir/torch-files"
 echo "# preparing $samples samples of 110 kB in $ds" >&2

@@ -35,18 +35,21 @@ std::vector<MetricDescriptor> run_metrics(const std::vector<std::string>& axes) 
           .percent(1),
       measured("batch_latency_p50", "ms", Better::kLower, "a worker's time to read and verify one batch (median)")
           .axes(axes),
-      derived("batch_latency_p99", "ms", Better::kLower,
-              "99th percentile of the batch latencies (one number from all batches)")
+      measured("batch_latency_p99", "ms", Better::kLower,
+               "99th percentile of the batch latencies (spread: per window; a window of fewer than 100 batches "
+               "gives about its slowest)")
           .axes(axes),
       measured("cpu_per_sample", "us", Better::kLower, "process CPU time per delivered sample (spread: per window)")
           .axes(axes),
-      measured("first_batch_wait", "ms", Better::kLower, "wait for the very first batch (start-up; one sample per run)")
+      measured("first_batch_wait", "ms", Better::kLower,
+               "wait for an epoch's first batch while its workers start (median; spread: one sample per epoch)")
           .axes(axes),
       counted("peak_rss", "MB", Better::kLower, "peak resident memory of the process (a reading, not sampled)")
           .axes(axes),
       measured("h2d_throughput", "GB/s", Better::kHigher, "host to device copy bandwidth of the batches (spread: per window)")
           .axes(axes),
-      derived("worker_samples_per_s", "samples/s", Better::kHigher, "samples one worker read per second of the run")
+      measured("worker_samples_per_s", "samples/s", Better::kHigher,
+               "samples one worker read per second of the run (spread: per window)")
           .axes(with_worker),
   };
 }
@@ -75,7 +78,7 @@ std::vector<MetricDescriptor> sweep_model_metrics() {
 
 std::vector<MetricDescriptor> prepare_metrics(const std::vector<std::string>& axes) {
   return {measured("write_throughput", "MB/s", Better::kHigher,
-                   "dataset bytes written and synced per second (one sample: the whole write and its sync)")
+                   "dataset bytes written and synced per second (spread: per window of samples, each synced)")
               .axes(axes)};
 }
 

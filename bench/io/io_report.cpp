@@ -60,15 +60,18 @@ void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult
     for (double v : res.batch_latency_s) ms.push_back(v * 1e3);
     if (full) add_sampled_metric(r, "batch_latency_p50", ms, axes);
     std::sort(ms.begin(), ms.end());
-    add_metric(r, "batch_latency_p99", percentile_sorted(ms, 0.99), axes);
+    const double p99 = percentile_sorted(ms, 0.99);
+    add_metric(r, "batch_latency_p99", p99, sample_stats(win.latency_p99_ms, p99), axes);
   }
   if (res.samples > 0) {
     const double cpu = finite(res.cpu_s / n * 1e6);
     add_metric(r, "cpu_per_sample", cpu, sample_stats(win.cpu_us_per_sample, cpu), axes);
   }
   if (full) {
-    const double first = finite(res.consumer.first_wait_s * 1e3);
-    add_metric(r, "first_batch_wait", first, compute_stats({first}), axes);
+    std::vector<double> first_ms;
+    for (double s : res.epoch_first_wait_s) first_ms.push_back(finite(s * 1e3));
+    const Stats first = sample_stats(first_ms, finite(res.consumer.first_wait_s * 1e3));
+    add_metric(r, "first_batch_wait", first.median, first, axes);
     add_metric(r, "peak_rss", static_cast<double>(res.peak_rss_kb) * 1024 / 1e6, axes);
   }
   if (res.pin.device && res.h2d_s > 0) {
@@ -79,13 +82,22 @@ void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult
   for (std::size_t w = 0; w < res.workers.size(); ++w) {
     Labels l = axes;
     l["worker"] = std::to_string(w);
-    add_metric(r, "worker_samples_per_s", finite(static_cast<double>(res.workers[w].samples) / t), l);
+    const double v = finite(static_cast<double>(res.workers[w].samples) / t);
+    add_metric(r, "worker_samples_per_s", v,
+               sample_stats(w < win.worker_samples_per_s.size() ? win.worker_samples_per_s[w] : std::vector<double>{}, v),
+               l);
   }
+}
+
+double add_rate_metric(ProbeResult& r, const std::string& name, const LoaderResult& res, const Labels& labels) {
+  const double sps = res.elapsed_s > 0 ? static_cast<double>(res.samples) / res.elapsed_s : 0.0;
+  add_metric(r, name, sps, sample_stats(window_samples(res, false).samples_per_s, sps), labels);
+  return sps;
 }
 
 void add_write_metric(ProbeResult& r, const PrepareResult& p, const Labels& axes) {
   const double mbs = p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds / 1e6 : 0;
-  add_metric(r, "write_throughput", mbs, compute_stats({mbs}), axes);
+  add_metric(r, "write_throughput", mbs, sample_stats(p.window_mb_per_s, mbs), axes);
 }
 
 std::map<std::string, std::string> mount_environment(const MountInfo& m) {

@@ -26,13 +26,17 @@ Stats sample_stats(const std::vector<double>& samples, double value);
 
 /// samples/s, MB/s, data-wait fraction and AU (when there is a step time),
 /// batch latency p50/p99, first-batch wait, CPU per sample, peak RSS, H2D
-/// bandwidth (with a GPU), each measured one with its spread over windows of
-/// batches (windows.h). `full`: also p50 latency, first-batch wait, peak RSS
+/// bandwidth (with a GPU), each measured one with its spread: over windows of
+/// batches (windows.h), over batches for p50, over epochs for first-batch wait. `full`: also p50 latency, first-batch wait, peak RSS
 /// and one samples/s metric per worker; accept keeps the brief set.
 void add_run_metrics(ProbeResult& r, const LoaderConfig& cfg, const LoaderResult& res,
                      const Labels& axes, bool full);
 
-/// write_throughput of a prepared dataset (one sample: the write and its sync).
+/// Samples/s of a run (samples delivered over its measured time) as metric
+/// `name`, its spread over the run's windows; returns the value.
+double add_rate_metric(ProbeResult& r, const std::string& name, const LoaderResult& res, const Labels& labels);
+
+/// write_throughput of a prepared dataset (spread: its windows, each written and synced).
 void add_write_metric(ProbeResult& r, const PrepareResult& p, const Labels& axes);
 
 /// The data directory's mount (environment of the measurement).

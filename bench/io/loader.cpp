@@ -22,6 +22,12 @@ double process_cpu_s() {
   return tv(ru.ru_utime) + tv(ru.ru_stime);
 }
 
+// What a worker recorded of batch k of the epoch: its read time and who read it.
+struct ReadMark {
+  double latency_s = -1;  // -1: not read (the run stopped first)
+  std::uint32_t worker = 0;
+};
+
 // The slots and workers of one run. A worker takes a free slot for batch k
 // (the most recently freed one: see SlotPool) and fills it; the consumer
 // takes batches in order and frees their slots. Round-robin (PyTorch): batch
@@ -57,10 +63,10 @@ class Pipeline final : public BatchSource {
     receiver_ = cfg.receive_thread && cfg.batch_cpu_s > 0;
   }
 
-  void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<double>* latency) {
+  void start(const std::vector<std::uint32_t>* order, const BatchPlan& plan, std::vector<ReadMark>* reads) {
     order_ = order;
     plan_ = plan;
-    latency_ = latency;
+    read_marks_ = reads;
     stop_ = false;
     next_ = 0;
     filled_ = 0;
@@ -168,7 +174,7 @@ class Pipeline final : public BatchSource {
       // The Python work of a DataLoader worker: what the read left of n x sample_cpu.
       if (cfg_.sample_cpu_s > 0) burn_cpu_until(c0 + static_cast<double>(n) * cfg_.sample_cpu_s);
       const double t1 = clock_.now_s();
-      (*latency_)[k] = t1 - t0;
+      (*read_marks_)[k] = {t1 - t0, static_cast<std::uint32_t>(w)};
       st.busy_s += t1 - t0;
       st.samples += n;
       st.bytes += bytes;
@@ -252,7 +258,7 @@ class Pipeline final : public BatchSource {
   std::vector<WorkerStats> stats_;
   std::vector<std::thread> threads_;
   const std::vector<std::uint32_t>* order_ = nullptr;
-  std::vector<double>* latency_ = nullptr;
+  std::vector<ReadMark>* read_marks_ = nullptr;
   BatchPlan plan_;
   std::mutex mu_;
   std::condition_variable free_cv_;  // workers waiting for a slot
@@ -307,7 +313,7 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
   if (plan.batches == 0)
     throw InputError("the dataset has " + std::to_string(ds.samples()) + " samples, fewer than one batch of " +
                      std::to_string(cfg.batch) + " with --drop-last");
-  std::vector<double> latency(plan.batches);
+  std::vector<ReadMark> reads(plan.batches);
   auto out_of_time = [&] { return budget_s > 0 && clock.now_s() - t_begin >= budget_s; };
 
   for (std::uint32_t e = 0; e < cfg.epochs; ++e) {
@@ -323,13 +329,13 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
     prepare_cache(ds, cfg, e == 0, res);
     res.prep_s += clock.now_s() - p0;
     const auto order = epoch_order(ds.samples(), cfg.seed, e, cfg.shuffle);
-    std::fill(latency.begin(), latency.end(), -1.0);
+    std::fill(reads.begin(), reads.end(), ReadMark{});
 
     const double before = res.elapsed_s;
     const double cpu0 = process_cpu_s();
     const double t0 = clock.now_s();
     const std::size_t consumed0 = res.consumer.batches;
-    pipe.start(&order, plan, &latency);
+    pipe.start(&order, plan, &reads);
     auto stop = [&] {
       // Ctrl-C / SIGTERM / SIGHUP or --timeout (stop.h): the epochs and
       // batches that finished are reported.
@@ -387,11 +393,16 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       rec.end_s = before + m.end_s - t0;
       rec.wait_s = m.wait_s;
       rec.compute_s = m.compute_s;
+      rec.latency_s = reads[i - marks0].latency_s;
+      rec.worker = reads[i - marks0].worker;
     }
+    // Every epoch starts its workers afresh (PyTorch without persistent_workers):
+    // the wait for its first batch is one sample of the start-up.
+    if (res.consumer.marks.size() > marks0) res.epoch_first_wait_s.push_back(res.consumer.marks[marks0].wait_s);
     res.elapsed_s += clock.now_s() - t0;
     res.cpu_s += process_cpu_s() - cpu0;
-    for (double l : latency)
-      if (l >= 0) res.batch_latency_s.push_back(l);
+    for (const ReadMark& r : reads)
+      if (r.latency_s >= 0) res.batch_latency_s.push_back(r.latency_s);
 
     const std::size_t consumed = res.consumer.batches - consumed0;
     if (!pipe.error().empty()) {

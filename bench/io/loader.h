@@ -60,6 +60,8 @@ struct BatchRecord {
   double cpu_s = 0;            ///< process CPU used by the epochs so far, at delivery
   double h2d_s = 0;            ///< its copy to the device
   std::uint64_t h2d_bytes = 0;
+  double latency_s = -1;       ///< a worker's time to read and verify it (-1: not known)
+  std::uint32_t worker = 0;    ///< the worker that read it
 };
 
 struct LoaderResult {
@@ -75,6 +77,7 @@ struct LoaderResult {
   double cpu_s = 0;              ///< process CPU (user + sys) during the epochs
   ConsumerTimes consumer;
   std::vector<double> batch_latency_s;  ///< per batch: a worker's time to read and verify it
+  std::vector<double> epoch_first_wait_s;  ///< per epoch: the wait for its first batch (workers start)
   std::vector<WorkerStats> workers;
   std::uint32_t epochs_full = 0;
   double epochs_done = 0;        ///< full epochs + the delivered share of a partial one

@@ -17,41 +17,20 @@
 # both loaders compete with the other tenants, so run it on a quiet node.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build="$here/build"
-dir=""
 files=4000
 size=110k
 steps=6,12,24
 caches=cold,warm
 spp=3
 pipeline=raw
-keep=0
 workers=""
 prefetch=2
 extra=()
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build-dir) build=$(realpath -m "$2"); shift ;;
-    --dir) dir=$(realpath -m "$2"); shift ;;
-    --files) files=$2; shift ;;
-    --size) size=$2; shift ;;
-    --steps) steps=$2; shift ;;
-    --caches) caches=$2; shift ;;
-    --seconds-per-point) spp=$2; shift ;;
-    --pipeline) pipeline=$2; shift ;;
-    --workers) workers=$2; shift ;;
-    --prefetch) prefetch=$2; shift ;;
-    --keep) keep=1 ;;
-    --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "loader_accuracy.sh: unknown option '$1'" >&2; exit 64 ;;
-  esac
-  shift
-done
-np="$build/bin/nodeprobe-io"
-[[ -x $np ]] || { echo "loader_accuracy.sh: $np not built" >&2; exit 2; }
+opts=(--files files --size size --steps steps --caches caches --seconds-per-point spp --pipeline pipeline
+      --workers workers --prefetch prefetch)
+rest_to=extra
+source "$here/bench/io/bench_args.sh"
 source "$here/bench/io/torch_venv.sh"
-dir=${dir:-$build/io-bench}
 mkdir -p "$dir"
 ds="$dir/accuracy-files"
 out=$(mktemp -d "$dir/accuracy-XXXXXX")

@@ -5,6 +5,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ostream>
@@ -61,17 +62,60 @@ void write_all(int fd, const std::uint8_t* p, std::size_t n, const std::string& 
   }
 }
 
+// The spread of write_throughput: the samples are written in windows of
+// consecutive ones, each ended by syncfs, so that every window's time holds
+// its own bytes reaching the storage ("written and synced") as the whole
+// write's does. Up to kWriteWindows windows of kWriteWindowSamples samples or more.
+constexpr std::size_t kWriteWindows = 20;
+constexpr std::size_t kWriteWindowSamples = 8;
+
+class WriteWindows {
+ public:
+  WriteWindows(int dir_fd, std::string dir, const std::vector<std::uint64_t>& lengths, Clock& clock)
+      : dir_fd_(dir_fd), dir_(std::move(dir)), lengths_(lengths), clock_(clock), t_(clock.now_s()) {
+    const std::size_t n = lengths.size();
+    const std::size_t k = std::clamp<std::size_t>(n / kWriteWindowSamples, 1, kWriteWindows);
+    for (std::size_t j = 1; j < k; ++j) ends_.push_back(j * n / k);
+  }
+  /// True when sample i begins a new window: the one before must be closed first.
+  bool due(std::uint64_t i) const { return next_ < ends_.size() && i == ends_[next_]; }
+  /// Syncs what samples [start, i) wrote and records their rate.
+  void close(std::uint64_t i) {
+    if (::syncfs(dir_fd_) != 0) NP_IO_FAIL("syncfs " + dir_, errno);
+    std::uint64_t bytes = 0;
+    for (std::uint64_t s = start_; s < i; ++s) bytes += lengths_[s];
+    const double now = clock_.now_s();
+    if (now > t_) mb_per_s_.push_back(static_cast<double>(bytes) / (now - t_) / 1e6);
+    t_ = now;
+    start_ = i;
+    if (next_ < ends_.size() && ends_[next_] == i) ++next_;
+  }
+  const std::vector<double>& mb_per_s() const { return mb_per_s_; }
+
+ private:
+  int dir_fd_;
+  std::string dir_;
+  const std::vector<std::uint64_t>& lengths_;
+  Clock& clock_;
+  double t_;
+  std::vector<std::uint64_t> ends_;
+  std::size_t next_ = 0;
+  std::uint64_t start_ = 0;
+  std::vector<double> mb_per_s_;
+};
+
 void close_checked(int fd, const std::string& what) {
   // close() can be where a network filesystem reports ENOSPC or EIO.
   if (::close(fd) != 0) NP_IO_FAIL("close " + what, errno);
 }
 
 void write_files(int dir_fd, const std::string& dir, const std::vector<std::uint64_t>& lengths,
-                 std::uint64_t seed, const std::function<bool()>& cancelled) {
+                 std::uint64_t seed, const std::function<bool()>& cancelled, WriteWindows& win) {
   std::vector<std::uint8_t> buf;
   char rel[64];
   if (::mkdirat(dir_fd, kSamplesDir, 0755) != 0) NP_IO_FAIL("mkdir " + dir + "/" + kSamplesDir, errno);
   for (std::uint32_t i = 0; i < lengths.size(); ++i) {
+    if (win.due(i)) win.close(i);
     if (i % kFilesPerDir == 0) {
       if (cancelled && cancelled()) throw DeadlineError("prepare stopped before its deadline");
       std::snprintf(rel, sizeof rel, "%s/%04u", kSamplesDir, i / kFilesPerDir);
@@ -94,7 +138,7 @@ void write_files(int dir_fd, const std::string& dir, const std::vector<std::uint
 
 void write_shards(int dir_fd, const std::string& dir, const std::vector<std::uint64_t>& lengths,
                   std::uint32_t shards, std::uint64_t seed, Index& idx,
-                  const std::function<bool()>& cancelled) {
+                  const std::function<bool()>& cancelled, WriteWindows& win) {
   const std::uint64_t n = lengths.size();
   std::vector<std::uint8_t> buf;
   buf.reserve(kShardBuffer);
@@ -111,6 +155,11 @@ void write_shards(int dir_fd, const std::string& dir, const std::vector<std::uin
       for (; i < end; ++i) {
         if (i % 256 == 0 && cancelled && cancelled())
           throw DeadlineError("prepare stopped before its deadline");
+        if (win.due(i)) {
+          write_all(fd, buf.data(), buf.size(), name);
+          buf.clear();
+          win.close(i);
+        }
         const auto len = static_cast<std::size_t>(lengths[i]);
         if (buf.size() + len > kShardBuffer && !buf.empty()) {
           write_all(fd, buf.data(), buf.size(), name);
@@ -252,15 +301,17 @@ PrepareResult prepare_dataset(const PrepareOptions& opt, Clock& clock, std::ostr
     idx.layout = m.layout;
     idx.align = align;
     idx.entries.resize(lengths.size());
+    WriteWindows win(dir_fd, dir, lengths, clock);
     if (files) {
       for (std::size_t i = 0; i < lengths.size(); ++i)
         idx.entries[i].length = static_cast<std::uint32_t>(lengths[i]);
-      write_files(dir_fd, dir, lengths, opt.seed, cancelled);
+      write_files(dir_fd, dir, lengths, opt.seed, cancelled, win);
     } else {
-      write_shards(dir_fd, dir, lengths, opt.shards, opt.seed, idx, cancelled);
+      write_shards(dir_fd, dir, lengths, opt.shards, opt.seed, idx, cancelled, win);
     }
     // On disk before it is called complete; cold reads also need clean pages to evict.
-    if (::syncfs(dir_fd) != 0) NP_IO_FAIL("syncfs " + dir, errno);
+    win.close(lengths.size());
+    res.window_mb_per_s = win.mb_per_s();
     write_file_atomic(dir + "/" + kIndexFile, encode_index(idx));
     m.state = "complete";
     write_file_atomic(marker_path, encode_marker(m));

@@ -30,6 +30,7 @@ struct PrepareOptions {
 struct PrepareResult {
   Marker marker;
   double seconds = 0;          ///< writing and syncing
+  std::vector<double> window_mb_per_s;  ///< per window of samples, each written and synced (1e6 B/s)
   std::uint64_t bytes = 0;     ///< record bytes written
   std::uint64_t need_bytes = 0, free_bytes = 0;  ///< space check inputs
 };

@@ -9,30 +9,12 @@
 #                         [--workers 2] [--batch 32] [--prefetch 2] [--keep]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-build="$here/build"
-dir=""
 samples=2000
 workers=2
 batch=32
 prefetch=2
-keep=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --build-dir) build=$(realpath -m "$2"); shift ;;
-    --dir) dir=$(realpath -m "$2"); shift ;;
-    --samples) samples=$2; shift ;;
-    --workers) workers=$2; shift ;;
-    --batch) batch=$2; shift ;;
-    --prefetch) prefetch=$2; shift ;;
-    --keep) keep=1 ;;
-    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "rss_bound.sh: unknown option '$1'" >&2; exit 64 ;;
-  esac
-  shift
-done
-np="$build/bin/nodeprobe-io"
-[[ -x $np ]] || { echo "rss_bound.sh: $np not built" >&2; exit 2; }
-dir=${dir:-$build/io-bench}
+opts=(--samples samples --workers workers --batch batch --prefetch prefetch)
+source "$here/bench/io/bench_args.sh"
 mkdir -p "$dir"
 have_time=0; [[ -x /usr/bin/time ]] && have_time=1
 

@@ -146,13 +146,11 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       gpu = gpu || res.pin.device;
       if (opt_.pin_memory == "auto") pin_thread = gpu;
       s.cpu.receive_thread = pin_thread;
-      s.storage_sps = res.elapsed_s > 0 ? static_cast<double>(res.samples) / res.elapsed_s : 0.0;
+      const Labels layout{{"layout", to_string(s.ds->layout())}};
+      s.storage_sps = add_rate_metric(r, "storage_ceiling", res, layout);
       double wcpu = 0;
       for (const auto& w : res.workers) wcpu += w.cpu_s;
       s.native_sample_cpu_s = res.samples ? wcpu / static_cast<double>(res.samples) : 0.0;
-      const Labels layout{{"layout", to_string(s.ds->layout())}};
-      add_metric(r, "storage_ceiling", s.storage_sps,
-                 sample_stats(window_samples(res, false).samples_per_s, s.storage_sps), layout);
       std::snprintf(line, sizeof line,
                     "storage ceiling (%s): %.0f samples/s, the native reader (%zu workers, prefetch %zu, no step; "
                     "%.0f us of its CPU per sample)\n",
@@ -166,9 +164,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.batch_cpu_s = s.cpu.batch_cpu_s;
       cfg.receive_thread = pin_thread;
       const LoaderResult lres = run_loader(*s.ds, cfg, ctx.clock, budget());
-      s.loader_sps = lres.elapsed_s > 0 ? static_cast<double>(lres.samples) / lres.elapsed_s : 0.0;
-      add_metric(r, "loader_ceiling", s.loader_sps,
-                 sample_stats(window_samples(lres, false).samples_per_s, s.loader_sps), layout);
+      s.loader_sps = add_rate_metric(r, "loader_ceiling", lres, layout);
       std::snprintf(line, sizeof line,
                     "loader ceiling (%s): %.0f samples/s, the modelled loader without IO (%zu workers, prefetch "
                     "%zu, no step; %.0f from its CPU costs alone on %u cores)\n",

@@ -27,9 +27,11 @@ const std::vector<PlanEntry>& accept_entries() {
       // nodeprobe-allreduce starts its local ranks itself (--np, through
       // mpirun) and bounds them with its own control channel, so a killed or
       // stopped rank ends as error/timeout naming the rank (docs/allreduce.md).
+      // Each timed iteration is one sample: quick's 8 are more than the 7 a
+      // side compare needs to call a change worse (docs/compare.md).
       {"allreduce", "nodeprobe-allreduce",
        {{"", {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "1M", "-e", "4M",
-              "-f", "4", "-n", "5", "--inplace", "0"},
+              "-f", "4", "-n", "8", "--inplace", "0"},
          {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "64K", "-e", "64M",
           "-f", "4", "-n", "20"}}},
        30, 180, 5, 60, true, false},

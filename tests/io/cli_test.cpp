@@ -30,6 +30,8 @@ TEST(IoCli, JsonDashKeepsStdoutPureAndReportsValidate) {
   EXPECT_EQ(p.probe().at("name"), "io-prepare");
   EXPECT_EQ(p.report.at("tool").at("name"), "nodeprobe-io");
   EXPECT_GT(p.metric("write_throughput"), 0);
+  // Its spread: 20 samples make 2 windows of 8 or more, each written and synced.
+  EXPECT_EQ(p.probe().at("metrics").at(0).at("stats").at("n"), 2);
 
   const IoRun r = run_io({"read", "--dir", s.sub("ds"), "-w", "1", "--label", "t1"});
   ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;

@@ -97,6 +97,14 @@ TEST(IoLoader, FirstFreeDispatchDeliversEveryBatchInOrder) {
     EXPECT_EQ(r.probe().at("data").at("consumer").at("batches"), 3 * 15);
     EXPECT_EQ(r.check("io.data_integrity").at("status"), "pass");
     EXPECT_EQ(r.probe().at("config").at("dispatch"), "first-free");
+    // Samples compare can judge: the first-batch wait per epoch, the rest
+    // per window (7 of them: 45 batches, well under 0.7 s).
+    for (const auto& m : r.probe().at("metrics")) {
+      const std::string name = m.at("name");
+      if (name == "first_batch_wait") EXPECT_EQ(m.at("stats").at("n"), 3) << m;
+      if (name == "batch_latency_p99" || name == "worker_samples_per_s" || name == "samples_per_s")
+        EXPECT_EQ(m.at("stats").at("n"), 7) << m;
+    }
   }
 }
 
