@@ -32,8 +32,10 @@ WindowSamples window_samples(const LoaderResult& res, bool with_step, std::size_
   for (std::size_t i = 0; i < n; ++i) {
     const bool last = i + 1 == n;
     const double end = res.batches[i].end_s;
-    const bool due = cut < k && end + slack >= static_cast<double>(cut) * out.window_s && i + 1 - lo >= min_batches &&
-                     n - (i + 1) >= min_batches;
+    const std::size_t left = n - (i + 1);
+    // Due by time, or now or never: the batches left are just enough for the windows left.
+    const bool due = cut < k && i + 1 - lo >= min_batches && left >= min_batches &&
+                     (end + slack >= static_cast<double>(cut) * out.window_s || left <= (k - cut) * min_batches);
     if (!due && !last) continue;
     const std::size_t hi = i + 1;
     std::uint64_t samples = 0, bytes = 0, h2d_bytes = 0;

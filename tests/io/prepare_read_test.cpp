@@ -101,9 +101,12 @@ TEST(IoLoader, FirstFreeDispatchDeliversEveryBatchInOrder) {
     // per window (7 of them: 45 batches, well under 0.7 s).
     for (const auto& m : r.probe().at("metrics")) {
       const std::string name = m.at("name");
-      if (name == "first_batch_wait") EXPECT_EQ(m.at("stats").at("n"), 3) << m;
-      if (name == "batch_latency_p99" || name == "worker_samples_per_s" || name == "samples_per_s")
+      if (name == "first_batch_wait") {
+        EXPECT_EQ(m.at("stats").at("n"), 3) << m;
+      }
+      if (name == "batch_latency_p99" || name == "worker_samples_per_s" || name == "samples_per_s") {
         EXPECT_EQ(m.at("stats").at("n"), 7) << m;
+      }
     }
   }
 }

@@ -108,7 +108,9 @@ TEST(Windows, ACpuQuotaInLongPeriodsReadsAsTheRateItSustains) {
   for (const char* m : {"samples_per_s", "throughput"})
     EXPECT_EQ(diff(throttled, m).judgement.verdict, Verdict::kWorse) << m << ": " << diff(throttled, m).judgement.reason;
   for (const auto& d : throttled.metrics)
-    if (d.name == "worker_samples_per_s") EXPECT_EQ(d.judgement.verdict, Verdict::kWorse) << d.judgement.reason;
+    if (d.name == "worker_samples_per_s") {
+      EXPECT_EQ(d.judgement.verdict, Verdict::kWorse) << d.judgement.reason;
+    }
   // The same run twice, jittered differently: nothing worse.
   const Comparison aa = compare_reports(report_of(idle), report_of(again), opt);
   EXPECT_FALSE(aa.any_worse());
