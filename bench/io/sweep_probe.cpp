@@ -49,18 +49,18 @@ Json cpu_json(const LoaderCpu& c, const std::string& pipeline, Collate collate) 
 
 void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
   r.config = config_json(opt_.base);
-  r.config["dirs"] = opt_.dirs;
-  r.config["target_au"] = opt_.target_au;
-  r.config["seconds_per_point"] = opt_.seconds_per_point;
-  r.config["prefetch_list"] = opt_.prefetch;
-  r.config["pipeline"] = opt_.pipeline;
-  r.config["collate"] = opt_.collate;
-  r.config["sample_cpu_us"] = opt_.sample_cpu_us;
-  r.config["batch_cpu_us"] = opt_.batch_cpu_us;
-  r.config["step_cpu_fraction"] = opt_.step_cpu_fraction;
-  r.config["cores"] = opt_.cores;
-  r.config["pin_memory"] = opt_.pin_memory;
-  r.config["peer"] = opt_.peer;
+  r.config.update(Json{{"dirs", opt_.dirs},
+                       {"target_au", opt_.target_au},
+                       {"seconds_per_point", opt_.seconds_per_point},
+                       {"prefetch_list", opt_.prefetch},
+                       {"pipeline", opt_.pipeline},
+                       {"collate", opt_.collate},
+                       {"sample_cpu_us", opt_.sample_cpu_us},
+                       {"batch_cpu_us", opt_.batch_cpu_us},
+                       {"step_cpu_fraction", opt_.step_cpu_fraction},
+                       {"cores", opt_.cores},
+                       {"pin_memory", opt_.pin_memory},
+                       {"peer", opt_.peer}});
   declare_metrics(r, run_metrics(kSweepAxes));
   declare_metrics(r, sweep_model_metrics());
   guarded(ctx, r, [&] {
@@ -127,6 +127,15 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
       ctx.log << "native loader (--pipeline native): no Python CPU modelled, " << cores << " cores\n";
     }
 
+    // One point of the sweep: its settings, time-bounded (max_seconds ends it).
+    auto point_config = [&](std::size_t w, std::size_t p) {
+      LoaderConfig cfg = opt_.base;
+      cfg.workers = w;
+      cfg.prefetch = p;
+      cfg.max_seconds = opt_.seconds_per_point;
+      cfg.epochs = 1000000;
+      return cfg;
+    };
     // The ceilings, measured: the storage with the native reader, and the
     // modelled loader's CPU without IO (method null), each with no step and
     // the most workers and prefetch of the sweep.
@@ -135,12 +144,8 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
         out_of_time = true;
         break;
       }
-      LoaderConfig cfg = opt_.base;
-      cfg.workers = max_workers;
-      cfg.prefetch = max_prefetch;
+      LoaderConfig cfg = point_config(max_workers, max_prefetch);
       cfg.step_s = 0;
-      cfg.max_seconds = opt_.seconds_per_point;
-      cfg.epochs = 1000000;
       const LoaderResult res = run_loader(*s.ds, cfg, ctx.clock, budget());
       if (!res.error.empty()) throw std::runtime_error("the storage ceiling run failed: " + res.error);
       gpu = gpu || res.pin.device;
@@ -177,11 +182,7 @@ void SweepProbe::run(ProbeContext& ctx, ProbeResult& r) {
                   "data wait", "samples/s");
     ctx.log << line;
     auto measure = [&](SweepSet& s, std::size_t w, std::size_t p) {
-      LoaderConfig cfg = opt_.base;
-      cfg.workers = w;
-      cfg.prefetch = p;
-      cfg.max_seconds = opt_.seconds_per_point;
-      cfg.epochs = 1000000;  // time-bounded: max_seconds ends each point
+      LoaderConfig cfg = point_config(w, p);
       cfg.sample_cpu_s = s.cpu.sample_cpu_s;
       cfg.batch_cpu_s = s.cpu.batch_cpu_s;
       cfg.step_cpu_s = s.cpu.step_cpu_s;
