@@ -41,6 +41,21 @@ TEST(AcceptPlan, EveryProbeHasAnEntryWithDeadlinesPerProfile) {
     EXPECT_TRUE(exes.count(x)) << x;
 }
 
+TEST(AcceptPlan, AllreduceTimesEnoughIterationsForCompareToJudge) {
+  // Each timed iteration is one sample; compare calls a change worse only
+  // with 7 or more a side (docs/compare.md), in the quick profile too.
+  for (const auto& e : accept_entries()) {
+    if (e.executable != "nodeprobe-allreduce") continue;
+    for (const auto& st : e.steps)
+      for (const auto* args : {&st.quick, &st.full}) {
+        const auto n = std::find(args->begin(), args->end(), "-n");
+        ASSERT_NE(n, args->end()) << e.name;
+        ASSERT_NE(n + 1, args->end()) << e.name;
+        EXPECT_GE(std::stoi(*(n + 1)), 7) << e.name;
+      }
+  }
+}
+
 TEST(AcceptPlan, MissingExecutablesAreNotAvailableNeverFaked) {
   TempDir bin;
   make_exe(bin, "nodeprobe-limits");
