@@ -65,16 +65,25 @@ void write_all(int fd, const std::uint8_t* p, std::size_t n, const std::string& 
 // The spread of write_throughput: the samples are written in windows of
 // consecutive ones, each ended by syncfs, so that every window's time holds
 // its own bytes reaching the storage ("written and synced") as the whole
-// write's does. Up to kWriteWindows windows of kWriteWindowSamples samples or more.
+// write's does. Up to kWriteWindows windows of kWriteWindowSamples samples
+// and kWriteWindowBytes or more: a smaller window times syncfs, not the
+// storage's bandwidth, and syncfs is not free (it flushes the whole
+// filesystem: ~40 ms on the development VM's ext4), so a small dataset gets
+// one window, as before.
 constexpr std::size_t kWriteWindows = 20;
 constexpr std::size_t kWriteWindowSamples = 8;
+constexpr std::uint64_t kWriteWindowBytes = 4000000;
 
 class WriteWindows {
  public:
   WriteWindows(int dir_fd, std::string dir, const std::vector<std::uint64_t>& lengths, Clock& clock)
       : dir_fd_(dir_fd), dir_(std::move(dir)), lengths_(lengths), clock_(clock), t_(clock.now_s()) {
     const std::size_t n = lengths.size();
-    const std::size_t k = std::clamp<std::size_t>(n / kWriteWindowSamples, 1, kWriteWindows);
+    std::uint64_t total = 0;
+    for (std::uint64_t len : lengths) total += len;
+    const std::size_t k = std::clamp<std::size_t>(
+        std::min<std::size_t>(n / kWriteWindowSamples, static_cast<std::size_t>(total / kWriteWindowBytes)), 1,
+        kWriteWindows);
     for (std::size_t j = 1; j < k; ++j) ends_.push_back(j * n / k);
   }
   /// True when sample i begins a new window: the one before must be closed first.

@@ -24,13 +24,14 @@ TEST(IoCli, HelpAndVersion) {
 
 TEST(IoCli, JsonDashKeepsStdoutPureAndReportsValidate) {
   Scratch s(NODEPROBE_IO_SCRATCH);
-  const IoRun p = run_io({"prepare", "--dir", s.sub("ds"), "--files", "20", "--size", "4k", "--shards", "2"});
+  const IoRun p = run_io({"prepare", "--dir", s.sub("ds"), "--files", "16", "--size", "512k", "--size-spread", "0",
+                          "--shards", "2"});
   ASSERT_EQ(p.proc.exit_code, 0) << p.proc.err;
   EXPECT_EQ(report_problems(p.report), "");  // the whole stdout parsed as one JSON document
   EXPECT_EQ(p.probe().at("name"), "io-prepare");
   EXPECT_EQ(p.report.at("tool").at("name"), "nodeprobe-io");
   EXPECT_GT(p.metric("write_throughput"), 0);
-  // Its spread: 20 samples make 2 windows of 8 or more, each written and synced.
+  // Its spread: 16 samples of 512 kB make 2 windows (8 samples, 4 MB or more each), each written and synced.
   EXPECT_EQ(p.probe().at("metrics").at(0).at("stats").at("n"), 2);
 
   const IoRun r = run_io({"read", "--dir", s.sub("ds"), "-w", "1", "--label", "t1"});
