@@ -69,8 +69,8 @@ void write_all(int fd, const std::uint8_t* p, std::size_t n, const std::string& 
 // and kWriteWindowBytes or more: a smaller window times syncfs, not the
 // storage's bandwidth, and syncfs is not free (it flushes the whole
 // filesystem: ~40 ms on the development VM's ext4), so a small dataset gets
-// one window, as before.
-constexpr std::size_t kWriteWindows = 20;
+// one window, as before, and a large one 8: compare needs 7 a side.
+constexpr std::size_t kWriteWindows = 8;
 constexpr std::size_t kWriteWindowSamples = 8;
 constexpr std::uint64_t kWriteWindowBytes = 4000000;
 
