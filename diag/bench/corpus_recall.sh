@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Recall of nodeprobe diag on its accuracy corpus (tests/diag/corpus), per
-# finding class, in two scopes: the unseen-log batch added for issue 13 alone
-# (samples the rules were not written from) and the whole corpus. Also counts
+# finding class, in four scopes: the unseen-log batch added for issue 13 alone
+# (samples the rules were not written from), the two held-out sets, and the
+# whole corpus. Also counts
 # false alarms (warn/error) on healthy look-alikes and lists every sample the
 # rules get wrong with what they said instead. A measurement, not a test: the
 # ctest cases Samples/Corpus.Sample/* judge each sample.
@@ -24,5 +25,12 @@ json() { if [[ -n ${JSON_DIR:-} ]]; then mkdir -p "$JSON_DIR"; echo --json "$JSO
 # shellcheck disable=SC2046  # json prints nothing or two words
 "$tool" --corpus "$corpus" --batch issue13 $(json issue13)
 echo
+# The held-out sets (diag/bench/heldout_results.md): A collected before the
+# rules of that round were changed, B after them and measured once.
+for b in heldout-A heldout-B; do
+  # shellcheck disable=SC2046
+  "$tool" --corpus "$corpus" --batch "$b" $(json "$b")
+  echo
+done
 # shellcheck disable=SC2046
 "$tool" --corpus "$corpus" $(json all)

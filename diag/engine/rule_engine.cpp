@@ -103,6 +103,15 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
       pattern_rule_.push_back(i);
     }
   scanner_ = std::make_unique<MultiPatternScanner>(patterns);
+  std::vector<std::string> anchored;
+  for (std::size_t i = 0; i < patterns.size(); ++i) {
+    const std::string& p = patterns[i];
+    if (p.rfind("^", 0) == 0 || p.rfind("(?i)^", 0) == 0) {
+      anchored.push_back(p);
+      anchored_ids_.push_back(static_cast<int>(i));
+    }
+  }
+  if (!anchored.empty()) anchored_ = std::make_unique<MultiPatternScanner>(anchored);
   RE2::Options o;
   o.set_log_errors(false);
   compiled_->extract.resize(rs.size());
@@ -129,6 +138,15 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
   }
 }
 
+std::vector<int> RuleEngine::body_matches(std::string_view line, std::string_view* body) const {
+  if (!anchored_) return {};
+  *body = message_body(line);
+  if (body->size() >= line.size()) return {};
+  std::vector<int> ids;
+  for (int local : anchored_->match_line(*body)) ids.push_back(anchored_ids_[static_cast<std::size_t>(local)]);
+  return ids;
+}
+
 void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::string_view line, long line_no,
                              const std::vector<int>* ids, const AnalysisOptions& opt, SourceResult& r,
                              std::vector<std::pair<long, std::size_t>>* matched) {
@@ -138,13 +156,21 @@ void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::st
   c.physical = line;
   c.line_no = line_no;
   if (!needs_unwrap(line)) {
-    if (ids) on_logical(c, line, *ids, opt, r, matched);
+    // A timestamp, host or container prefix hides the start of the message
+    // from the anchored patterns: match those on the message itself.
+    std::string_view body;
+    const std::vector<int> body_ids = body_matches(line, &body);
+    if (ids && !ids->empty()) on_logical(c, line, *ids, opt, r, matched);
+    if (!body_ids.empty()) on_logical(c, body, body_ids, opt, r, matched);
     return;
   }
   // Escaped or wrapped content: match each logical line on its own.
   const std::vector<std::string> pieces = unwrap(line, &c.record_time);
   for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const std::vector<int> piece_ids = scanner_->match_line(pieces[i]);
+    std::vector<int> piece_ids = scanner_->match_line(pieces[i]);
+    std::string_view body;
+    for (int id : body_matches(pieces[i], &body))
+      if (std::find(piece_ids.begin(), piece_ids.end(), id) == piece_ids.end()) piece_ids.push_back(id);
     if (piece_ids.empty()) continue;
     c.rest.clear();
     for (std::size_t k = i + 1; k < pieces.size() && k < i + 9; ++k) c.rest += pieces[k] + "\n";
@@ -354,7 +380,9 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
           on_physical(block, offset, line, at(offset), &ids, opt, r, &matched);
         },
         [&](std::size_t offset, std::string_view line) {
-          if (needs_unwrap(line)) on_physical(block, offset, line, at(offset), nullptr, opt, r, &matched);
+          // No pattern matched the raw line: unwrap it, or try the anchored
+          // patterns on the message behind its prefix.
+          if (needs_unwrap(line) || anchored_) on_physical(block, offset, line, at(offset), nullptr, opt, r, &matched);
         });
     // Lines a terminal hard-wrapped: match them joined, for the rules no
     // piece matched on its own.

@@ -57,12 +57,20 @@ class RuleEngine {
                    std::vector<std::pair<long, std::size_t>>* matched);
   void on_logical(const LineCtx& c, std::string_view text, const std::vector<int>& ids,
                   const AnalysisOptions& opt, SourceResult& r, std::vector<std::pair<long, std::size_t>>* matched);
+  /// Patterns anchored at the start ("^") that match the message once its
+  /// wrappers are stripped (message_body) though not the raw line; empty
+  /// when the line has no wrapper.
+  std::vector<int> body_matches(std::string_view line, std::string_view* body) const;
 
   const Playbook& pb_;
   RuleSet rules_;
   std::unique_ptr<MultiPatternScanner> scanner_;
   std::unique_ptr<Compiled> compiled_;
   std::vector<std::size_t> pattern_rule_;  // pattern index -> rule index
+  // Anchored patterns again, matched on a wrapped line's message: an
+  // unanchored pattern that matches the message matches the raw line too.
+  std::unique_ptr<MultiPatternScanner> anchored_;
+  std::vector<int> anchored_ids_;  // anchored_ pattern index -> pattern index
 };
 
 /// Kind of a text from its first bytes ("kernel-log", "syslog", "audit",

@@ -232,6 +232,20 @@ TEST(Rules, ContainerPermissionDeniedIsSelinuxOnlyWhereTheLogShowsEnforcing) {
   EXPECT_NE(analyze("allow xserver_t container_runtime_exec_t:file entrypoint;\n").get("selinux.avc"), nullptr);
 }
 
+TEST(Rules, AnchoredPatternsSeeTheMessageBehindItsPrefix) {
+  // nvidia-smi -q pasted through kubectl logs --timestamps and --prefix:
+  // the section layout the anchored patterns need starts after the wrapper.
+  const Result ts = analyze(
+      "2024-05-01T10:00:00.000000001Z     Fabric\n"
+      "2024-05-01T10:00:00.000000002Z         State                             : In Progress\n");
+  EXPECT_NE(ts.get("gpu.fabric_manager"), nullptr) << ts.ids();
+  const Result pod = analyze("[pod/trainer-0/main]         HW Slowdown                       : Active\n");
+  EXPECT_NE(pod.get("gpu.compute_slow"), nullptr) << pod.ids();
+  EXPECT_TRUE(analyze("[pod/trainer-0/main]         HW Slowdown                       : Not Active\n").findings.empty());
+  EXPECT_TRUE(analyze("May  1 10:00:00 node1 kernel: State : In Progress\n").findings.empty())
+      << "no Fabric section: another tool's state line";
+}
+
 TEST(Rules, AvcPermissiveIsInfoWouldBeBlockedEnforcingAnError) {
   const std::string deny =
       "type=AVC msg=audit(1730072197.188:289): avc:  denied  { read } for  pid=1 comm=\"python\" path=\"/dev/nvidia0\" "
