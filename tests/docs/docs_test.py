@@ -20,7 +20,8 @@ the line just above the fence) says how:
       is checked without running it: every flag it uses must be one the
       program lists in its --help (scripts: one the script's source
       handles), so a renamed or removed flag fails here. REASON says why
-      it is not run (GPU, EFA, real hosts, root).
+      it is not run (GPU, EFA, real hosts, root). hidden=--a,--b names
+      test-only flags the block shows that --help does not list.
   <!-- docs-test: skip REASON -->
       not a command block (output only, JSON, code).
 
@@ -101,7 +102,7 @@ def program_of(tokens):
     return None, None
 
 
-def check_flags(cmd, where):
+def check_flags(cmd, where, hidden=()):
     text = strip_comment(cmd)
     # Placeholders the docs use inside brackets: [--size 110k] -> --size 110k
     tokens = re.split(r"[\s\[\]|]+", text)
@@ -115,6 +116,8 @@ def check_flags(cmd, where):
             return
         src = open(path, encoding="utf-8", errors="replace").read()
         for t in tokens[1:]:
+            if t == "exec":  # netns-cluster.sh exec N COMMAND...: the rest is the command's
+                break
             m = FLAG.match(t)
             if m and m.group(1).startswith("--") and m.group(1) not in src:
                 problem(where, f"{tokens[0]}: flag {m.group(1)} is not handled by the script")
@@ -145,7 +148,7 @@ def check_flags(cmd, where):
         if not m or re.match(r"^-\d", t):
             continue
         flag = m.group(1)
-        if flag not in known:
+        if flag not in known and flag not in hidden:
             problem(where, f"{prog}{' ' + sub if sub else ''}: flag {flag} is not in its --help")
     counts["commands_checked"] += 1
 
@@ -187,7 +190,7 @@ def run_session(lines, opts, where):
             src = os.path.join(SOURCE, "tests", "docs", "setups", setup)
             for name in os.listdir(src):
                 shutil.copy(os.path.join(src, name), tmp)
-        for link in ("tests", "scripts", "bench", "diag"):
+        for link in ("tests", "scripts", "bench", "diag", "cmake"):
             os.symlink(os.path.join(SOURCE, link), os.path.join(tmp, link))
         for link in ("build", "build-test"):  # `build/bin/nodeprobe ...` as the docs write it
             os.symlink(BUILD, os.path.join(tmp, link))
@@ -282,7 +285,7 @@ def check_file(rel):
         if mode == "skip":
             continue
         for k, cmd in block_commands(body):
-            check_flags(cmd, f"{rel}:{start + 2 + k}")
+            check_flags(cmd, f"{rel}:{start + 2 + k}", opts.get("hidden", "").split(","))
         if mode == "run":
             run_session(body, opts, where)
 

@@ -68,6 +68,7 @@ void guard_numeric_options(CLI::App& app) {
 void show_defaults(CLI::App& app) {
   for (CLI::Option* o : app.get_options()) {
     if (!o->get_default_str().empty() || o->get_expected_min() == 0) continue;  // flags show none
+    if (o->get_description().find("default") != std::string::npos) continue;    // said in words
     o->capture_default_str();
     const std::string d = o->get_default_str();
     if (d == "-1" || d == "[]" || d == "\"\"") o->default_str("");

@@ -44,6 +44,15 @@ void add_common_flags(CLI::App& app, CommonOptions& opt) {
       ->check(CLI::ExistingDirectory);
 }
 
+namespace {
+
+void release_required(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) o->required(false);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) release_required(*sub);
+}
+
+}  // namespace
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const CompletionValues& completion) {
   show_defaults(app);  // --help and the man page show what an option is when not given
   if (argc == 2 && std::string(argv[1]) == "--help-man") {
@@ -64,6 +73,12 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
       return exit_code::kOk;
     }
   }
+  // --list needs nothing else: options required for a run (io's --dir) are not then.
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--list") {
+      release_required(app);
+      break;
+    }
   guard_numeric_options(app);  // no NaN or infinity reaches a program through a flag
   try {
     app.parse(argc, argv);

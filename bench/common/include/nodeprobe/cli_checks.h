@@ -28,8 +28,8 @@ void guard_numeric_options(CLI::App& app);
 
 /// Makes --help (and the man page) show every option's default: captures
 /// the bound value of each option of `app` and its subcommands that has no
-/// default text yet, unless the value is empty or a "-1" meaning "the
-/// profile decides" (those options say their default in words).
+/// default text yet, unless its description says the default in words or
+/// the value is empty or a "-1" meaning "the profile decides".
 void show_defaults(CLI::App& app);
 
 /// --max-input-size SIZE (the size cap of the files this command reads;
