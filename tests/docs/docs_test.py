@@ -107,9 +107,11 @@ def check_flags(cmd, where, hidden=()):
     # Placeholders the docs use inside brackets: [--size 110k] -> --size 110k
     tokens = re.split(r"[\s\[\]|]+", text)
     tokens = [t for t in tokens if t]
+    while tokens and (re.match(r"^[A-Z_][A-Z0-9_]*=", tokens[0]) or tokens[0] == "sudo"):
+        tokens = tokens[1:]  # VAR=value prefixes, sudo
     if not tokens:
         return
-    if tokens[0].startswith("scripts/"):
+    if tokens[0].endswith(".sh") and not tokens[0].startswith("/"):
         path = os.path.join(SOURCE, tokens[0].split()[0])
         if not os.path.isfile(path):
             problem(where, f"{tokens[0]}: no such script")
@@ -167,7 +169,7 @@ def block_commands(lines):
         while cmd.rstrip().endswith("\\") and i + 1 < len(lines):
             i += 1
             cmd = cmd.rstrip()[:-1] + " " + lines[i].strip()
-        if has_prompt or re.match(r"^\s*(sudo\s+)?(nodeprobe|mpirun|srun|scripts/)", cmd):
+        if has_prompt or re.match(r"^\s*(sudo\s+)?(nodeprobe|mpirun|srun|scripts/|bench/\S*\.sh)", cmd):
             out.append((i, cmd))
         i += 1
     return out
@@ -179,6 +181,23 @@ WORD = re.compile(r"[A-Za-z_][A-Za-z_'.-]*[A-Za-z_]|[A-Za-z]")
 
 def words(text):
     return {w.lower() for w in WORD.findall(text) if len(w) >= 3 and not re.search(r"\d", w)}
+
+
+ERROR_LINE = re.compile(r"^\S*nodeprobe[\w-]*( [a-z]+)?: ")
+
+
+def strict_words(sample_lines):
+    """Words a sample must show exactly: identifiers (metric, check and finding
+    ids, flags: words with '.' or '_') and every word of a one-line error
+    message ("nodeprobe diag: ..."), the contract of bad input."""
+    out = set()
+    for l in sample_lines:
+        ws = words(l)
+        if ERROR_LINE.match(l.strip()):
+            out |= ws
+        else:
+            out |= {w for w in ws if "." in w.strip(".") or "_" in w}
+    return out
 
 
 def run_session(lines, opts, where):
@@ -244,12 +263,18 @@ def run_session(lines, opts, where):
                 problem(where, f"`{cmd}` exited {r.returncode}, the docs say {want_rc}\n{got[-2000:]}")
             elif want_rc is None and (r.returncode in (64, 126, 127) or r.returncode < 0):
                 problem(where, f"`{cmd}` exited {r.returncode}\n{got[-2000:]}")
-            shown = "\n".join(l for l in sample if l.strip() != "...")
-            missing = sorted(words(shown) - words(got))
-            want = words(shown)
-            # A sample is the shape: its words (labels, column names, metric
-            # and finding ids, messages) must be printed; values may differ.
-            if want and len(missing) > max(2, len(want) // 10):
+            kept = [l for l in sample if l.strip() != "..."]
+            got_words = words(got)
+            want = words("\n".join(kept))
+            missing = sorted(want - got_words)
+            strict_missing = sorted(strict_words(kept) - got_words)
+            # A sample is the shape: its identifiers and error messages must be
+            # printed as shown; of its other words (labels, column names,
+            # prose) nearly all; values (numbers, timings) may differ.
+            if strict_missing:
+                problem(where, f"`{cmd}`: the output lacks what the docs show: {', '.join(strict_missing[:25])}"
+                               f"\n--- printed:\n{got[-3000:]}")
+            elif want and len(missing) > max(2, len(want) // 10):
                 problem(where, f"`{cmd}`: the output no longer has the shape shown; missing words: "
                                f"{', '.join(missing[:25])}\n--- printed:\n{got[-3000:]}")
     finally:
