@@ -74,7 +74,7 @@ TEST(Input, CapRefusesABigFileBeforeReadingIt) {
   write_file(d.file("big"), std::string(2000, 'x'));
   InputLimits l = input_limits(InputKind::kReport, {1000, 0});
   const std::string why = error_of([&] { read_input(d.file("big"), l); });
-  EXPECT_NE(why.find("larger than the 1000 bytes cap for reports"), std::string::npos) << why;
+  EXPECT_NE(why.find("larger than the 1000 B cap for reports"), std::string::npos) << why;
   EXPECT_NE(why.find("--max-input-size"), std::string::npos) << why;
   write_file(d.file("exact"), std::string(1000, 'x'));
   EXPECT_EQ(read_input(d.file("exact"), l).size(), 1000u);
