@@ -76,7 +76,6 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(size_range(1))
       ->capture_default_str();
   app.add_option("--bucket-mb", o.bucket_mb, "Scaling: bucket size in MiB (PyTorch DDP: 25)")
-      ->type_name("MiB")
       ->capture_default_str()
       ->check(finite_range(0.001, 1e6));
   app.add_option("--steps", o.steps, "Scaling: timed steps per node count")->check(finite_range(1, 100000));

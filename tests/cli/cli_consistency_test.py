@@ -72,7 +72,7 @@ def main():
         check(["nodeprobe-io", sub, "--help"], 0, out=r"(?i)options")
         check(["nodeprobe-io", sub, "--list"], 0, list_shape=True)
     # CLI11 writes a default as "=VALUE" after the type; sizes say their units.
-    check(["nodeprobe-allreduce", "--help"], 0, out=r"--bucket-mb MiB:.*=25$")
+    check(["nodeprobe-allreduce", "--help"], 0, out=r"--bucket-mb FLOAT:.*=25\n\s+Scaling: bucket size in MiB")
     check(["nodeprobe-allreduce", "--help"], 0, out=r"-b,--minbytes TEXT:SIZE \(K, M, G, T, KiB..TiB = powers of 1024; "
                                                    r"kB, MB, GB, TB = powers of 1000\)=1M$")
     check(["nodeprobe-io", "prepare", "--help"], 0, out=r"--size TEXT:SIZE .*=110kB$")
