@@ -100,44 +100,6 @@ double allreduce_bus_factor(int nranks) {
 
 double allreduce_busbw(double algbw, int nranks) { return algbw * allreduce_bus_factor(nranks); }
 
-std::optional<std::size_t> parse_size(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  std::size_t i = 0;
-  unsigned long long v = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-    const unsigned long long d = static_cast<unsigned long long>(text[i] - '0');
-    if (v > (std::numeric_limits<unsigned long long>::max() - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-    ++i;
-  }
-  if (i == 0) return std::nullopt;
-  unsigned shift = 0;
-  if (i < text.size()) {
-    switch (std::toupper(static_cast<unsigned char>(text[i]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: return std::nullopt;
-    }
-    ++i;
-    if (i < text.size() && (text[i] == 'B' || text[i] == 'b')) ++i;  // "8MB" is tolerated
-  }
-  if (i != text.size()) return std::nullopt;
-  if (shift && v > (std::numeric_limits<unsigned long long>::max() >> shift)) return std::nullopt;
-  return static_cast<std::size_t>(v << shift);
-}
-
-std::string format_size(std::size_t bytes) {
-  static const char* kSuffix[] = {"", "K", "M", "G", "T"};
-  int i = 0;
-  while (i < 4 && bytes >= 1024 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++i;
-  }
-  return std::to_string(bytes) + kSuffix[i];
-}
-
 std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes, double factor,
                                     std::size_t step, std::size_t elem_size) {
   std::vector<std::size_t> out;

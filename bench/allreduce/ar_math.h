@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ar_types.h"
+#include "nodeprobe/size.h"  // parse_size / format_size: the one size convention
 
 namespace nodeprobe::allreduce {
 
@@ -17,11 +18,6 @@ double algbw_gbps(std::size_t bytes, double seconds);
 double allreduce_busbw(double algbw, int nranks);
 /// The factor 2(n-1)/n.
 double allreduce_bus_factor(int nranks);
-
-/// nccl-tests size syntax: a number with an optional K, M, G or T suffix (powers of 1024).
-std::optional<std::size_t> parse_size(const std::string& text);
-/// "1 KiB"-free human form used in labels: "1048576" stays bytes; this gives "1M" style.
-std::string format_size(std::size_t bytes);
 
 /// The sizes of a sweep as nccl-tests walks them: from min to max, multiplying by
 /// `factor` (> 1) or, when factor is 0, adding `step`. Each size is rounded down to a

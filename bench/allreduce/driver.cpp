@@ -270,7 +270,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     std::lock_guard<std::timed_mutex> lk(shared.mu);
     ctl.stop();
     const Report r = finish_report(shared.skeleton, build_probe(shared.data));
-    rc = emit_report(r, opt.common, exit_code_for(r.verdict), kTool);
+    rc = emit_report(r, opt.common, report_exit_code(r), kTool);
   }
   MPI_Bcast(&rc, 1, MPI_INT, 0, world);
   ctl.stop();

@@ -156,7 +156,7 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
       // Rank 0 printed the people's text already.
       CommonOptions files = opt.common;
       files.quiet = true;
-      rc = emit_report(rep, files, stopped != StopCause::kNone ? stop_exit_code() : exit_code_for(rep.verdict), kTool);
+      rc = emit_report(rep, files, stopped != StopCause::kNone ? stop_exit_code() : report_exit_code(rep), kTool);
     } catch (const std::exception& e) {
       rc = write_error_report(opt, argc, argv, Status::kError, std::string("rank 0's report: ") + e.what());
     }

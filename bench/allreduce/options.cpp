@@ -11,9 +11,10 @@ namespace nodeprobe::allreduce {
 namespace {
 
 std::size_t size_or_throw(const std::string& flag, const std::string& text) {
-  auto v = parse_size(text);
-  if (!v) throw InputError(flag + " '" + text + "' is not a size (e.g. 8, 64K, 32M, 1G)");
-  return *v;
+  std::string why;
+  const auto v = parse_size(text, &why);
+  if (!v) throw InputError(flag + ": " + why);
+  return static_cast<std::size_t>(*v);
 }
 
 }  // namespace
@@ -31,11 +32,15 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->delimiter(',')
       ->type_name("A,B");
   app.add_option("--provider", o.provider, "libfabric provider for 'fabric' (tcp, efa, shm, udp, ...)");
-  app.add_option("-b,--minbytes", o.min_bytes, "Smallest size (K/M/G suffixes, powers of 1024)");
-  app.add_option("-e,--maxbytes", o.max_bytes, "Largest size");
+  app.add_option("-b,--minbytes", o.min_bytes, "Smallest message size (K, M, G = powers of 1024; kB, MB = 1000)")
+      ->check(size_range())
+      ->capture_default_str();
+  app.add_option("-e,--maxbytes", o.max_bytes, "Largest message size")->check(size_range())->capture_default_str();
   app.add_option("-f,--stepfactor", o.factor, "Multiply the size by F between steps (0: add -i bytes instead)")
       ->check(finite_range(0, 1024));
-  app.add_option("-i,--stepbytes", o.step_bytes, "Add this many bytes between steps (with -f 0)");
+  app.add_option("-i,--stepbytes", o.step_bytes, "Add this many bytes between steps (with -f 0)")
+      ->check(size_range())
+      ->capture_default_str();
   app.add_option("-n,--iters", o.iters, "Timed iterations per size")->check(finite_range(1, 1000000));
   app.add_option("-w,--warmup_iters", o.warmup, "Untimed warm-up iterations per size")
       ->check(finite_range(0, 100000));
@@ -47,7 +52,9 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(finite_range(0, 1));
   app.add_option("--chunk", o.chunk,
                  "fabric: largest pipeline chunk; each allreduce uses a quarter of a ring segment, "
-                 "at least 64K and at most this");
+                 "at least 64 KiB and at most this")
+      ->check(size_range(64))
+      ->capture_default_str();
   app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(finite_range(1, 1024));
   app.add_option("--iface", o.iface,
                  "Interface for the mesh check, the control channel and fabric over tcp "
@@ -65,8 +72,11 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_flag("--scaling", o.scaling, "Data-parallel step emulation on 1, 2, 4 ... nodes");
   app.add_option("--compute-ms", o.compute_ms, "Scaling: compute time per step (ms)")
       ->check(finite_range(0.0, 1e6));
-  app.add_option("--grad-bytes", o.grad_bytes, "Scaling: gradient bytes allreduced per step");
+  app.add_option("--grad-bytes", o.grad_bytes, "Scaling: gradient bytes allreduced per step")
+      ->check(size_range(1))
+      ->capture_default_str();
   app.add_option("--bucket-mb", o.bucket_mb, "Scaling: bucket size in MiB (PyTorch DDP: 25)")
+      ->capture_default_str()
       ->check(finite_range(0.001, 1e6));
   app.add_option("--steps", o.steps, "Scaling: timed steps per node count")->check(finite_range(1, 100000));
   app.add_option("--stall-timeout", o.stall_timeout_s,

@@ -376,8 +376,8 @@ Json scaling_json(const ScalingResult& s) {
 std::string scaling_text(const ScalingResult& s, const std::string& target) {
   char line[256];
   std::snprintf(line, sizeof line,
-                "# scaling (%s): %.0f MB gradients in %d bucket(s), %.0f ms compute per step, %d rank(s) per node%s\n",
-                target.c_str(), s.grad_bytes / 1e6, s.buckets, s.compute_s * 1e3, s.ranks_per_node,
+                "# scaling (%s): %s gradients in %d bucket(s), %.0f ms compute per step, %d rank(s) per node%s\n",
+                target.c_str(), format_size(static_cast<std::uint64_t>(s.grad_bytes)).c_str(), s.buckets, s.compute_s * 1e3, s.ranks_per_node,
                 s.overlap ? "" : ", no overlap (MPI thread support missing)");
   std::string out = line;
   std::snprintf(line, sizeof line, "#%6s %6s %10s %17s %12s %10s %12s  %s\n", "nodes", "ranks", "step (ms)",

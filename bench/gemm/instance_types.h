@@ -1,6 +1,6 @@
 #pragma once
-/// What an EC2 instance type should carry: GPU family and count. The table is
-/// in instance_types.cpp (AWS "Accelerated computing" instance specifications).
+/// What an EC2 instance type should carry: GPU family and count, from the one
+/// instance table (nodeprobe/instance_table.h, diag/data/instance_types.json).
 
 #include <optional>
 #include <string>
@@ -14,8 +14,8 @@ struct InstanceGpus {
 };
 
 /// The GPUs of an instance type ("p4d.24xlarge" -> 8 x A100), nullopt when the
-/// type is unknown or empty. A known family without GPUs (e.g. "c5.xlarge") gives
-/// count 0 only for families listed as GPU-less in the table.
+/// type is unknown or empty. A family the table lists as GPU-less (e.g.
+/// "c5.xlarge") gives count 0.
 std::optional<InstanceGpus> expected_gpus(std::string_view instance_type);
 
 }  // namespace nodeprobe::gemm

@@ -6,7 +6,9 @@
 
 #include "gemm_probe.h"
 #include "nodeprobe/cli_checks.h"
+#include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
+#include "nodeprobe/instance_table.h"
 #include "nodeprobe/probe_main.h"
 
 int main(int argc, char** argv) {
@@ -38,7 +40,8 @@ int main(int argc, char** argv) {
       ->check(finite_range(16, 8192));
   app.add_option("--expect-gpus", expect_gpus, "GPUs the node must have (> 0 turns 'no GPU' into fail)")
       ->check(finite_range(0, 1024));
-  app.add_option("--expect", expect, "Instance type to judge against (default: the host's)");
+  app.add_option("--expect", expect, "Instance type to judge against (default: the host's; --list shows the known ones)")
+      ->type_name("TYPE");
   app.add_option("--slow-pct", slow_pct, "Warn below this % of the datasheet peak (default per GPU)")
       ->check(finite_range(0, 100));
   app.add_option("--conv-batch", conv_batch, "Batch of the ResNet-50 convolutions (default 64)")
@@ -48,6 +51,10 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"gemm", "conv", "memory", "train", "p2p"}));
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  if (const std::string why = instance_table().unknown_reason(expect); !why.empty()) {
+    std::cerr << "nodeprobe-gemm: --expect: " << why << "\n";
+    return exit_code::kUsage;
+  }
 
   GemmOptions opt;
   try {
@@ -86,5 +93,7 @@ int main(int argc, char** argv) {
   const auto backend = make_cuda_backend();
   std::vector<std::unique_ptr<Probe>> probes;
   probes.push_back(std::make_unique<GemmProbe>(*backend, opt));
-  return run_probes("nodeprobe-gemm", probes, common, argc, argv);
+  const int rc = run_probes("nodeprobe-gemm", probes, common, argc, argv);
+  if (common.list) text_stream(common) << instance_table().list_lines();  // what --expect takes
+  return rc;
 }

@@ -271,41 +271,6 @@ Marker decode_marker(const std::string& text, const std::string& origin) {
   }
 }
 
-std::uint64_t parse_size(const std::string& text, const std::string& what) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw InputError(what + ": '" + text + "' is not a size (examples: 4096, 110k, 128Ki, 1M)");
-  }
-  const std::string unit = text.substr(used);
-  double mult = 1;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "k" || unit == "K" || unit == "kB") mult = 1e3;
-  else if (unit == "M" || unit == "MB") mult = 1e6;
-  else if (unit == "G" || unit == "GB") mult = 1e9;
-  else if (unit == "Ki" || unit == "KiB") mult = 1024.0;
-  else if (unit == "Mi" || unit == "MiB") mult = 1048576.0;
-  else if (unit == "Gi" || unit == "GiB") mult = 1073741824.0;
-  else throw InputError(what + ": unknown unit '" + unit + "' in '" + text + "'");
-  const double bytes = v * mult;
-  if (!(bytes >= 0) || bytes > 1e18) throw InputError(what + ": '" + text + "' is out of range");
-  return static_cast<std::uint64_t>(std::llround(bytes));
-}
-
-std::string format_size(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1000 && u < 4) {
-    bytes /= 1000;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", bytes, units[u]);
-  return buf;
-}
-
 std::uint64_t sample_length(std::uint64_t id, std::uint64_t mean, double spread_pct,
                             std::uint64_t seed, std::uint32_t align) {
   const double p = spread_pct / 100.0;

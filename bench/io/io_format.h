@@ -121,12 +121,6 @@ std::string encode_marker(const Marker& m);
 /// Throws DatasetError when the text is not a nodeprobe-io marker.
 Marker decode_marker(const std::string& text, const std::string& origin);
 
-/// Parses "110k", "128Ki", "4M", "1G", "4096" (k/M/G = 1e3.., Ki/Mi/Gi = 2^10..).
-/// Throws InputError naming `what` on anything else.
-std::uint64_t parse_size(const std::string& text, const std::string& what);
-/// "110.0 kB", "1.20 GB" (SI, 1 kB = 1000 B).
-std::string format_size(double bytes);
-
 /// Record length of sample `id`: uniform in mean x (1 +- spread), at least
 /// kMinSampleBytes, rounded up to `align` when align > 1. Deterministic in seed.
 std::uint64_t sample_length(std::uint64_t id, std::uint64_t mean, double spread_pct,

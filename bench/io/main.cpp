@@ -13,6 +13,7 @@
 #include "loader_model.h"
 #include "nodeprobe/cli_checks.h"
 #include "nodeprobe/probe_main.h"
+#include "nodeprobe/size.h"
 #include "probes.h"
 
 namespace {
@@ -79,12 +80,14 @@ int main(int argc, char** argv) {
   CommonOptions common;
 
   PrepareOptions prep;
-  std::string size_text = "110k";
+  std::string size_text = "110kB";
   bool no_space_check = false;
   CLI::App* prepare = app.add_subcommand("prepare", "Write a dataset: N files, or K shards plus an index");
   prepare->add_option("--dir", prep.dir, "Dataset directory (created; an empty one is used)")->required();
   prepare->add_option("--files,-n", prep.samples, "Number of samples")->required()->check(finite_range(1, 1e9));
-  prepare->add_option("--size", size_text, "Mean sample size (110k, 128Ki, 2M)")->capture_default_str();
+  prepare->add_option("--size", size_text, "Mean sample size (110kB = 110000 bytes, 128K = 131072, 2MiB)")
+      ->capture_default_str()
+      ->check(size_range(1, std::uint64_t{1} << 40));
   prepare->add_option("--size-spread", prep.spread_pct, "Sizes uniform in size x (1 +- PCT/100)")->capture_default_str()
       ->check(finite_range(0, 100));
   prepare->add_option("--shards", prep.shards, "Pack into K shard files with an index (0: one file per sample)")
@@ -184,7 +187,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Probe>> probes;
   try {
     if (prepare->parsed()) {
-      prep.size = parse_size(size_text, "--size");
+      prep.size = parse_size(size_text).value_or(0);  // checked by size_range
       prep.space_check = !no_space_check;
       probes.push_back(std::make_unique<PrepareProbe>(prep));
     } else if (read->parsed()) {

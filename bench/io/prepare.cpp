@@ -13,6 +13,7 @@
 #include "dataset.h"
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/safe_remove.h"
+#include "nodeprobe/size.h"
 
 namespace nodeprobe::io {
 namespace {

@@ -45,6 +45,11 @@ void ReadProbe::run(ProbeContext& ctx, ProbeResult& r) {
     } else if (res.stop_reason == "deadline") {
       add_check(r, "io.complete", Status::kWarn, std::string("stopped at the deadline after ") + line,
                 "every requested epoch", "raise --timeout or lower --epochs");
+      // The run did not finish: status timeout (exit 124, DESIGN.md), the
+      // measurements of what finished stay.
+      r.status = Status::kTimeout;
+      r.reason = std::string("stopped at the --timeout deadline after ") + line +
+                 "; the measurements that finished are kept";
     }
     ctx.debug("pin: " + res.pin.kind + " (" + res.pin.note + ")");
   });

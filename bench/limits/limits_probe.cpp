@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "nodeprobe/fs_root.h"
+#include "nodeprobe/size.h"
 
 namespace nodeprobe::limits {
 namespace {
@@ -103,22 +104,7 @@ bool is_state(const std::string& check_id) { return check_id == "limits.dev_shm.
 
 }  // namespace
 
-std::string format_bytes(std::uint64_t b) {
-  if (b == kUnlimited) return "unlimited";
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
-    std::snprintf(buf, sizeof buf, "%.0f %s", v, units[u]);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
-}
+std::string format_bytes(std::uint64_t b) { return b == kUnlimited ? "unlimited" : format_size(b); }
 
 std::string format_count(std::uint64_t n) {
   return n == kUnlimited ? "unlimited" : std::to_string(n);

@@ -56,7 +56,7 @@ class LimitsProbe final : public Probe {
   LimitsOptions opt_;
 };
 
-/// "64 KiB", "16 GiB", "unlimited".
+/// format_size() (nodeprobe/size.h), or "unlimited" for RLIM_INFINITY.
 std::string format_bytes(std::uint64_t bytes);
 /// "65535", "unlimited".
 std::string format_count(std::uint64_t n);

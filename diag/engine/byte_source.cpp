@@ -5,6 +5,8 @@
 #include <cstring>
 #include <optional>
 
+#include "nodeprobe/size.h"
+
 #if NODEPROBE_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -181,7 +183,7 @@ std::size_t ByteSource::read(char* dst, std::size_t cap) {
   bytes_out_ += produced;
   if (max_out_ > 0 && bytes_out_ > max_out_ && error_.empty()) {
     // A gzip bomb or a log past its cap: what came before is still delivered.
-    error_ = name_ + ": more than the " + format_cap(max_out_) +
+    error_ = name_ + ": more than the " + format_size(max_out_) +
              " cap when decompressed (raise it with --max-input-size)";
     produced -= static_cast<std::size_t>(bytes_out_ - max_out_);
     bytes_out_ = max_out_;

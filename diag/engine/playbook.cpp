@@ -5,11 +5,11 @@
 #include <set>
 
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/instance_table.h"
 #include "nodeprobe/share_dir.h"
 
 extern const char* const kNodeprobePlaybookJson;
 extern const char* const kNodeprobeXidJson;
-extern const char* const kNodeprobeInstancesJson;
 
 namespace nodeprobe::diag {
 namespace {
@@ -272,27 +272,13 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     pb.xids_[xi.code] = xi;
   }
 
-  // ---- instances.json -------------------------------------------------------------------
-  const std::string idoc = "instances.json";
-  const json ir = parse_doc(instances_json, idoc);
-  only_keys(ir, {"schema", "description", "types"}, idoc, "the document");
-  if (ir.value("schema", "") != "nodeprobe.instances/1") fail(idoc, "schema must be nodeprobe.instances/1");
-  if (!ir.contains("types") || !ir.at("types").is_object()) fail(idoc, "'types' must be an object");
-  for (const auto& t : ir.at("types").items()) {
-    const std::string where = "type " + t.key();
-    only_keys(t.value(), {"gpus", "gpu_model", "efa", "nvswitch"}, idoc, where);
-    InstanceInfo ii;
-    if (!t.value().contains("gpus") || !t.value().at("gpus").is_number_integer() || t.value().at("gpus").get<int>() <= 0)
-      fail(idoc, where + ".gpus must be a positive integer");
-    ii.gpus = t.value().at("gpus").get<int>();
-    ii.gpu_model = need_string(t.value(), "gpu_model", idoc, where);
-    if (!t.value().contains("efa") || !t.value().at("efa").is_boolean()) fail(idoc, where + ".efa must be true or false");
-    ii.efa = t.value().at("efa").get<bool>();
-    if (t.value().contains("nvswitch")) {
-      if (!t.value().at("nvswitch").is_boolean()) fail(idoc, where + ".nvswitch must be true or false");
-      ii.nvswitch = t.value().at("nvswitch").get<bool>();
-    }
-    pb.instances_.emplace(t.key(), ii);
+  // ---- instance_types.json --------------------------------------------------------------
+  // The one instance table (nodeprobe/instance_table.h), not a copy of its own.
+  try {
+    for (const auto& [type, spec] : parse_instance_table(instances_json, "instance_types.json").types)
+      pb.instances_.emplace(type, InstanceInfo{spec.gpu_count.value_or(0), spec.gpu_model, spec.efa, spec.nvswitch});
+  } catch (const InstanceTableError& e) {
+    throw PlaybookError(e.what());
   }
   return pb;
 }
@@ -367,7 +353,6 @@ void Playbook::render(Finding& f, const std::string& cause_key, Severity overrid
 
 const char* embedded_playbook_json() { return kNodeprobePlaybookJson; }
 const char* embedded_xid_json() { return kNodeprobeXidJson; }
-const char* embedded_instances_json() { return kNodeprobeInstancesJson; }
 
 const Playbook& default_playbook() {
   // The installed data files win (a site may adapt them; NODEPROBE_SHARE_DIR
@@ -375,7 +360,7 @@ const Playbook& default_playbook() {
   auto doc = [](const char* rel, const char* built_in) { return read_share_file(rel).value_or(built_in); };
   static const Playbook pb = Playbook::parse(doc("playbook/playbook.json", kNodeprobePlaybookJson),
                                              doc("playbook/xid.json", kNodeprobeXidJson),
-                                             doc("playbook/instances.json", kNodeprobeInstancesJson));
+                                             instance_table_text());
   return pb;
 }
 

@@ -63,7 +63,8 @@ struct InstanceInfo {
 
 class Playbook {
  public:
-  /// Parses and validates the three documents; throws PlaybookError with a
+  /// Parses and validates the three documents (`instances_json`: the one
+  /// instance table, instance_types.json); throws PlaybookError with a
   /// one-line reason naming the document and the offending key or id.
   static Playbook parse(const std::string& playbook_json, const std::string& xid_json,
                         const std::string& instances_json);
@@ -101,6 +102,5 @@ std::string fill_template(const std::string& tmpl, const Json& facts, bool* comp
 /// The embedded JSON documents (for tests and `nodeprobe diag --playbook`).
 const char* embedded_playbook_json();
 const char* embedded_xid_json();
-const char* embedded_instances_json();
 
 }  // namespace nodeprobe::diag

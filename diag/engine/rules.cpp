@@ -5,6 +5,7 @@
 #include <set>
 
 #include "nodeprobe/finding_ids.h"
+#include "nodeprobe/share_dir.h"
 #include "playbook.h"
 
 #if NODEPROBE_HAVE_RE2
@@ -219,7 +220,14 @@ std::size_t RuleSet::pattern_count() const {
 const char* embedded_rules_json() { return kNodeprobeRulesJson; }
 
 const RuleSet& default_rules() {
-  static const RuleSet rules = RuleSet::parse(kNodeprobeRulesJson, "rules.json", default_playbook());
+  // Like the playbook: the installed (or --share-dir / NODEPROBE_SHARE_DIR)
+  // copy wins, so a site can adapt its rules without a rebuild; the copy
+  // built in serves a binary copied on its own.
+  static const RuleSet rules = [] {
+    if (auto text = read_share_file("playbook/rules.json"))
+      return RuleSet::parse(*text, *share_dir() + "playbook/rules.json", default_playbook());
+    return RuleSet::parse(kNodeprobeRulesJson, "rules.json", default_playbook());
+  }();
   return rules;
 }
 

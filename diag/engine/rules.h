@@ -1,6 +1,7 @@
 #pragma once
-/// Line rules as data (diag/playbook/rules.json, embedded in the binary like
-/// the playbook; `nodeprobe diag --rules FILE` adds a site's own). Each rule
+/// Line rules as data (diag/playbook/rules.json; like the playbook, the copy in
+/// the data directory (share_dir.h) wins over the one built into the binary;
+/// `nodeprobe diag --rules FILE` adds a site's own). Each rule
 /// names the finding it raises (or, without one, a *signal* that context
 /// rules consume: "NCCL used sockets", "this log talks about an NVIDIA GPU"),
 /// the playbook cause that explains it, detection patterns each with the

@@ -382,7 +382,7 @@ void phase_pairs(FleetContext& c) {
   }
   const std::size_t bytes = diag::fleet_pair_bytes(opt);
   say(c, "pairs: " + std::to_string(schedule.size()) + " round(s) x " + std::to_string(repeats) + " of disjoint pairs, " +
-             allreduce::format_size(bytes) + " allreduce over fabric:" + c.provider);
+             format_size(bytes) + " allreduce over fabric:" + c.provider);
   std::map<std::pair<int, int>, std::size_t> index;
   std::map<std::size_t, std::vector<double>> samples;
   int timeouts = 0;

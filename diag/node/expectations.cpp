@@ -17,8 +17,6 @@
 
 namespace nodeprobe::diag {
 
-extern const char* const kBuiltinInstanceTypes;  // generated from diag/data/instance_types.json
-
 namespace {
 
 void only_keys(const Json& j, const std::set<std::string>& allowed, const std::string& where) {
@@ -35,14 +33,6 @@ std::string str(const Json& j, const char* key, const std::string& where, bool r
   }
   if (!it->is_string()) throw ExpectationsError(where + ": \"" + key + "\" must be a string");
   return it->get<std::string>();
-}
-
-std::optional<int> count(const Json& j, const char* key, const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  if (!it->is_number_integer() || it->get<int>() < 0)
-    throw ExpectationsError(where + ": \"" + key + "\" must be a non-negative integer");
-  return it->get<int>();
 }
 
 ExpectRule parse_rule(const std::string& id, const Json& j, const std::string& where) {
@@ -96,16 +86,18 @@ std::string num_unit(double v, const std::string& unit) {
 }  // namespace
 
 Expectations parse_expectations(const std::string& text, const std::string& origin) {
+  Expectations e;
+  try {  // the type facts: the one instance table's parser
+    e.table = parse_instance_table(text, origin);
+  } catch (const InstanceTableError& x) {
+    throw ExpectationsError(x.what());
+  }
   Json j;
   try {
     j = parse_json_text(text, origin);
-  } catch (const InputError& e) {
-    throw ExpectationsError(e.what());
+  } catch (const InputError& x) {
+    throw ExpectationsError(x.what());
   }
-  only_keys(j, {"schema", "description", "rules", "instance_types"}, origin);
-  if (str(j, "schema", origin, true) != "nodeprobe.instance_types/1")
-    throw ExpectationsError(origin + ": schema must be \"nodeprobe.instance_types/1\"");
-  Expectations e;
   e.origin = origin;
   if (auto it = j.find("rules"); it != j.end()) {
     if (!it->is_object()) throw ExpectationsError(origin + ": rules must be an object");
@@ -116,12 +108,12 @@ Expectations parse_expectations(const std::string& text, const std::string& orig
   if (it == j.end() || !it->is_object()) throw ExpectationsError(origin + ": missing \"instance_types\" object");
   for (const auto& [type, t] : it->items()) {
     const std::string where = origin + ": " + type;
-    only_keys(t, {"gpu_count", "gpu_model", "efa_devices", "min", "notes"}, where);
+    const InstanceSpec& spec = *e.table.find(type);
     InstanceExpectation x;
     x.type = type;
-    x.gpu_count = count(t, "gpu_count", where);
-    x.gpu_model = str(t, "gpu_model", where);
-    x.efa_devices = count(t, "efa_devices", where);
+    x.gpu_count = spec.gpu_count;
+    x.gpu_model = spec.gpu_model;
+    x.efa_devices = spec.efa_devices;
     if (auto m = t.find("min"); m != t.end()) {
       if (!m->is_object()) throw ExpectationsError(where + ": min must be an object");
       for (const auto& [rule, v] : m->items()) {
@@ -140,8 +132,9 @@ Expectations parse_expectations(const std::string& text, const std::string& orig
 const Expectations& builtin_expectations() {
   // Installed data file first (share_dir.h), else the copy built in.
   static const Expectations e = [] {
-    if (auto text = read_share_file("instance_types.json")) return parse_expectations(*text, *share_dir() + "instance_types.json");
-    return parse_expectations(kBuiltinInstanceTypes, "built-in instance_types.json");
+    std::string origin;
+    const std::string text = instance_table_text(&origin);
+    return parse_expectations(text, origin);
   }();
   return e;
 }

@@ -13,6 +13,7 @@
 
 #include "nodeprobe/fs_root.h"
 #include "nodeprobe/input.h"
+#include "nodeprobe/instance_table.h"
 #include "nodeprobe/metric_select.h"
 #include "nodeprobe/report.h"
 
@@ -43,6 +44,7 @@ struct InstanceExpectation {
 
 struct Expectations {
   std::string origin;
+  InstanceTable table;  ///< the type facts (nodeprobe/instance_table.h) of the same document
   std::map<std::string, ExpectRule> rules;
   std::map<std::string, InstanceExpectation> types;
 };

@@ -89,7 +89,7 @@ std::string secs_text(double s) {
 }
 
 void print_plan(const std::vector<PlannedProbe>& plan, const AcceptOptions& opt, double budget, bool diagnose,
-                const InstanceIdentity& id) {
+                const InstanceIdentity& id, const std::string& expectations_table_lines) {
   std::cout << "accept plan, profile " << opt.profile << " (budget " << secs_text(budget) << " s):\n";
   for (const auto& p : plan) {
     std::cout << "  " << p.entry->name << "  deadline " << secs_text(p.deadline_s) << " s";
@@ -106,6 +106,7 @@ void print_plan(const std::vector<PlannedProbe>& plan, const AcceptOptions& opt,
   std::cout << "  diag  in-process" << (diagnose ? "" : "  [skip: not part of this build]") << "\n";
   std::cout << "  expect  instance type " << (id.type.empty() ? "unknown (" + id.note + ")" : id.type + " (from " + id.source + ")")
             << "\n";
+  std::cout << expectations_table_lines;
 }
 
 /// Runs one planned entry's steps; a step that does not succeed stops the rest.
@@ -208,10 +209,8 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     std::cerr << kTool << ": " << e.what() << "\n";
     return exit_code::kError;
   }
-  if (!opt.expect.empty() && !expectations.types.count(opt.expect)) {
-    std::string known;
-    for (const auto& [t, x] : expectations.types) known += (known.empty() ? "" : ", ") + t;
-    std::cerr << kTool << ": unknown instance type '" << opt.expect << "' (known: " << known << ")\n";
+  if (const std::string why = expectations.table.unknown_reason(opt.expect); !why.empty()) {
+    std::cerr << kTool << ": " << why << "\n";
     return exit_code::kUsage;
   }
 
@@ -239,7 +238,7 @@ int run_accept(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
   // The probes' deadlines fit inside --timeout, so it only ends a run that overruns.
   if (common.timeout_s > 0) budget = std::min(budget, common.timeout_s);
   if (common.list) {
-    print_plan(plan, opt, budget, static_cast<bool>(hooks.diagnose), id);
+    print_plan(plan, opt, budget, static_cast<bool>(hooks.diagnose), id, expectations.table.list_lines());
     return exit_code::kOk;
   }
   if (plan.empty()) {

@@ -11,10 +11,12 @@
 #include "nodeprobe/emit.h"
 #include "nodeprobe/cli_checks.h"
 #include "nodeprobe/host_facts.h"
+#include "nodeprobe/instance_table.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/status.h"
 #include "nodeprobe/stop.h"
 #include "normalise.h"
+#include "rules.h"
 #include "text_util.h"
 
 extern char** environ;
@@ -78,6 +80,7 @@ void render(const Report& r, const DiagOptions& opt, std::ostream& out, bool col
 CLI::App* setup_diag(CLI::App& app, DiagOptions& opt) {
   CLI::App* sub = app.add_subcommand("diag", "Turn logs, a support bundle or the live system into findings with remedies");
   add_report_flags(*sub, opt.common);
+  sub->add_flag("--list", opt.common.list, "List the line rules (and the finding each raises) and the instance types, then exit");
   sub->get_option("--verbose")->description("All evidence, every remedy step, every skipped source");
   sub->add_option("--log", opt.logs, "A log to analyse (repeatable; '-' reads stdin; .gz read directly; a directory reads every file)")
       ->type_name("PATH");
@@ -104,6 +107,16 @@ int run_diag(const DiagOptions& opt, int argc, char** argv) {
       std::cerr << kTool << ": --since '" << opt.since << "' is not a duration (use 30m, 2h, 1d)\n";
       return exit_code::kUsage;
     }
+  }
+  if (opt.common.list) {
+    for (const auto& r : default_rules().rules())
+      std::cout << r.key << "\trule: " << (r.finding.empty() ? "signal for context rules" : "raises " + r.finding) << "\n";
+    std::cout << instance_table().list_lines();
+    return exit_code::kOk;
+  }
+  if (const std::string why = instance_table().unknown_reason(opt.expect); !why.empty()) {
+    std::cerr << kTool << ": --expect: " << why << "\n";  // the same answer as accept and gemm
+    return exit_code::kUsage;
   }
   if (auto why = check_output_paths(opt.common); !why.empty()) {
     std::cerr << kTool << ": " << why << "\n";

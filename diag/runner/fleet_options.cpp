@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "nodeprobe/cli_checks.h"
-#include "nodeprobe/metric_select.h"
+#include "nodeprobe/size.h"
 
 namespace nodeprobe::diag {
 
@@ -29,7 +29,8 @@ void add_fleet_flags(CLI::App& app, FleetOptions& opt) {
       ->allow_extra_args(false);
   app.add_option("--provider", opt.provider, "libfabric provider for pairs and ring (default: efa on every node, else tcp)");
   app.add_option("--iface", opt.iface, "Interface for mesh, control and tcp (NCCL_SOCKET_IFNAME syntax)");
-  app.add_option("--pair-bytes", opt.pair_bytes, "Bytes per allreduce in pairs and ring (default quick 8M, full 64M)");
+  app.add_option("--pair-bytes", opt.pair_bytes, "Bytes per allreduce in pairs and ring (default quick 8 MiB, full 64 MiB)")
+      ->check(size_range(4096, std::uint64_t{8} << 30));
   app.add_option("--outlier-share", opt.share, "Outlier below this share of the fleet median (default 0.85)")
       ->check(finite_range(0.01, 0.999));
   app.add_option("--outlier-mads", opt.mad_k, "Or this many scaled MADs from the median, at least 5 % away (default 5)")
@@ -51,8 +52,8 @@ std::string check_fleet_options(const FleetOptions& opt) {
     if (!std::isfinite(v)) return "numbers must be finite";
   if (!opt.pair_bytes.empty()) {
     const auto b = parse_size(opt.pair_bytes);
-    if (!b || *b < 4096 || *b > 8.0 * 1024 * 1024 * 1024)
-      return "--pair-bytes must be a size between 4K and 8G (e.g. 8M, 64M), not '" + opt.pair_bytes + "'";
+    if (!b || *b < 4096 || *b > (std::uint64_t{8} << 30))
+      return "--pair-bytes must be a size between 4 KiB and 8 GiB (e.g. 8M, 64M), not '" + opt.pair_bytes + "'";
   }
   if (!opt.test_stop.empty()) {
     const auto c = opt.test_stop.find(':');

@@ -115,14 +115,7 @@ Json fleet_to_json(const FleetReport& r) {
 }
 
 FleetReport fleet_from_json(const Json& j, const std::string& origin) {
-  if (!j.is_object()) throw ReportError(origin + ": not a nodeprobe fleet report (top level is not an object)");
-  const std::string schema = j.contains("schema") && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
-  const std::string prefix = "nodeprobe.fleet/";
-  if (schema.rfind(prefix, 0) != 0)
-    throw ReportError(origin + ": not a nodeprobe fleet report (schema \"" + schema + "\")");
-  if (schema.substr(prefix.size(), schema.find('.', prefix.size()) - prefix.size()) != "1")
-    throw ReportError(origin + ": fleet report schema " + schema + " is not supported; this build reads " +
-                      kFleetSchema);
+  const std::string schema = check_schema_major(j, origin, "nodeprobe.fleet/", "fleet report", 1, 1);
   FleetReport r;
   try {
     r.schema = schema;

@@ -7,6 +7,7 @@
 
 #include "nodeprobe/metric_descriptor.h"
 #include "nodeprobe/metric_select.h"
+#include "nodeprobe/size.h"
 #include "svg.h"
 
 namespace nodeprobe::html {
@@ -45,7 +46,9 @@ void collect(const Report& r, std::map<std::string, ChartData>& charts, std::vec
       pt.metric = m.name;
       pt.x_text = xi->second;
       if (d->chart.kind == "line") {
-        const auto x = d->chart.x_bytes ? parse_size(xi->second) : parse_number(xi->second);
+        std::optional<double> x;
+        if (!d->chart.x_bytes) x = parse_number(xi->second);
+        else if (const auto bytes = parse_size(xi->second)) x = static_cast<double>(*bytes);
         if (!x) continue;
         pt.x = *x;
       }

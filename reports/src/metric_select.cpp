@@ -61,22 +61,4 @@ std::optional<double> parse_number(const std::string& text) {
   return v;
 }
 
-std::optional<double> parse_size(const std::string& text) {
-  std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  auto num = parse_number(text.substr(0, i));
-  if (!num) return std::nullopt;
-  std::string suffix = text.substr(i);
-  if (!suffix.empty() && suffix.front() == ' ') suffix.erase(0, 1);
-  static const std::pair<const char*, double> kSuffixes[] = {
-      {"", 1},          {"B", 1},         {"K", 1024.0},     {"M", 1048576.0},
-      {"G", 1073741824.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"KB", 1e3},      {"MB", 1e6},      {"GB", 1e9},       {"k", 1024.0},
-      {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12}};
-  for (const auto& [s, mult] : kSuffixes)
-    if (suffix == s) return *num * mult;
-  return std::nullopt;
-}
-
 }  // namespace nodeprobe

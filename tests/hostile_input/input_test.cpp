@@ -14,6 +14,7 @@
 
 #include "nodeprobe/input.h"
 #include "nodeprobe/json_input.h"
+#include "nodeprobe/size.h"
 #include "test_support.h"
 
 namespace nodeprobe {
@@ -73,7 +74,7 @@ TEST(Input, CapRefusesABigFileBeforeReadingIt) {
   write_file(d.file("big"), std::string(2000, 'x'));
   InputLimits l = input_limits(InputKind::kReport, {1000, 0});
   const std::string why = error_of([&] { read_input(d.file("big"), l); });
-  EXPECT_NE(why.find("larger than the 1000 bytes cap for reports"), std::string::npos) << why;
+  EXPECT_NE(why.find("larger than the 1000 B cap for reports"), std::string::npos) << why;
   EXPECT_NE(why.find("--max-input-size"), std::string::npos) << why;
   write_file(d.file("exact"), std::string(1000, 'x'));
   EXPECT_EQ(read_input(d.file("exact"), l).size(), 1000u);
@@ -85,9 +86,9 @@ TEST(Input, DefaultCapsPerKind) {
   EXPECT_EQ(input_limits(InputKind::kLog).max_bytes, 8ULL << 30);
   EXPECT_EQ(input_limits(InputKind::kLog, {5, 0}).max_bytes, 5u);
   EXPECT_EQ(input_limits(InputKind::kLog, {0, 2.5}).read_timeout_s, 2.5);
-  EXPECT_EQ(format_cap(64ULL << 20), "64 MiB");
-  EXPECT_EQ(format_cap(8ULL << 30), "8 GiB");
-  EXPECT_EQ(format_cap(1000), "1000 bytes");
+  EXPECT_EQ(format_size(std::uint64_t{64} << 20), "64 MiB");
+  EXPECT_EQ(format_size(std::uint64_t{8} << 30), "8 GiB");
+  EXPECT_EQ(format_size(std::uint64_t{1000}), "1000 B");
 }
 
 // A pipe on stdin: bounded by the cap, and by the read deadline when silent.

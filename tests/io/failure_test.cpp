@@ -213,9 +213,9 @@ TEST(IoDeadline, StopsBeforeTheTimeoutWithAPartialReport) {
   prepare(s.sub("ds"), {"--files", "64", "--size", "4k"});
   const IoRun r = run_io({"read", "--dir", s.sub("ds"), "-w", "1", "-b", "8", "--step-ms", "50", "-e", "100",
                           "--timeout", "2.5"});
-  EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 124) << r.proc.err;  // the exit-code table: a timeout is 124
   EXPECT_EQ(report_problems(r.report), "");
-  EXPECT_EQ(r.probe().at("status"), "warn");
+  EXPECT_EQ(r.probe().at("status"), "timeout");
   EXPECT_EQ(r.check("io.complete").at("status"), "warn");
   EXPECT_EQ(r.probe().at("data").at("stop_reason"), "deadline");
   EXPECT_GT(r.probe().at("data").at("samples").get<int>(), 0);

@@ -147,19 +147,6 @@ TEST(IoMarker, RoundTripAndForeignText) {
   EXPECT_THROW(decode_marker("{\"tool\":\"nodeprobe-io\",\"format\":1}", "m"), DatasetError);
 }
 
-TEST(IoSizes, ParseAndFormat) {
-  EXPECT_EQ(parse_size("4096", "x"), 4096u);
-  EXPECT_EQ(parse_size("110k", "x"), 110000u);
-  EXPECT_EQ(parse_size("128Ki", "x"), 131072u);
-  EXPECT_EQ(parse_size("2M", "x"), 2000000u);
-  EXPECT_EQ(parse_size("1GiB", "x"), 1073741824u);
-  EXPECT_THROW(parse_size("12x", "x"), InputError);
-  EXPECT_THROW(parse_size("abc", "x"), InputError);
-  EXPECT_THROW(parse_size("-5", "x"), InputError);
-  EXPECT_EQ(format_size(110000), "110 kB");
-  EXPECT_EQ(format_size(512), "512 B");
-}
-
 TEST(IoSizes, SampleLengthsAreSeededBoundedAndAverageTheMean) {
   double sum = 0;
   const int n = 20000;

@@ -23,15 +23,7 @@ TEST(MetricSelect, LabelsMatchSubsetsAndWildcards) {
   EXPECT_EQ(labels_key(have), "device=0,precision=bf16");
 }
 
-TEST(MetricSelect, SizesParseLikeNcclTests) {
-  EXPECT_EQ(*parse_size("1048576"), 1048576.0);
-  EXPECT_EQ(*parse_size("64K"), 65536.0);
-  EXPECT_EQ(*parse_size("1M"), 1048576.0);
-  EXPECT_EQ(*parse_size("2G"), 2147483648.0);
-  EXPECT_EQ(*parse_size("16MiB"), 16777216.0);
-  EXPECT_EQ(*parse_size("1.5GB"), 1.5e9);
-  EXPECT_FALSE(parse_size("fast"));
-  EXPECT_FALSE(parse_size("12Q"));
+TEST(MetricSelect, NumbersArePlainDecimal) {
   EXPECT_FALSE(parse_number("0x10"));
   EXPECT_FALSE(parse_number("nan"));
 }

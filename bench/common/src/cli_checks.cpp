@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "nodeprobe/metric_select.h"
+#include "nodeprobe/size.h"
 
 namespace nodeprobe {
 namespace {
@@ -32,6 +32,19 @@ std::string check_number(const std::string& s, double lo, double hi) {
 
 }  // namespace
 
+CLI::Validator size_range(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        std::string why;
+        const auto v = parse_size(s, &why);
+        if (!v) return why;
+        if (*v < lo || *v > hi)
+          return "'" + s + "' is outside " + format_size(lo) + " .. " + format_size(hi);
+        return {};
+      },
+      "SIZE (" + std::string(kSizeUnitsHelp) + ")", "SIZE");
+}
+
 CLI::Validator finite_range(double lo, double hi) {
   CLI::Validator v([lo, hi](std::string& s) { return check_number(s, lo, hi); },
                    "NUMBER in " + number_text(lo) + " .. " + number_text(hi), kFiniteName);
@@ -52,19 +65,23 @@ void guard_numeric_options(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) guard_numeric_options(*sub);
 }
 
+void show_defaults(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    if (!o->get_default_str().empty() || o->get_expected_min() == 0) continue;  // flags show none
+    if (o->get_description().find("default") != std::string::npos) continue;    // said in words
+    o->capture_default_str();
+    const std::string d = o->get_default_str();
+    if (d == "-1" || d == "[]" || d == "\"\"") o->default_str("");
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) show_defaults(*sub);
+}
+
 void add_input_flags(CLI::App& app, InputOverrides& o) {
   app.add_option_function<std::string>(
-         "--max-input-size",
-         [&o](const std::string& s) { o.max_bytes = static_cast<std::uint64_t>(*parse_size(s)); },
-         "Largest input file read (default: reports 64M, logs and bundles 8G)")
+         "--max-input-size", [&o](const std::string& s) { o.max_bytes = parse_size(s).value_or(0); },
+         "Largest input file read (default: reports 64 MiB, logs and bundles 8 GiB)")
       ->type_name("SIZE")
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            const auto v = parse_size(s);
-            if (!v || !std::isfinite(*v) || *v < 1 || *v > 1e15) return "'" + s + "' is not a size from 1 to 1P (64M, 8G)";
-            return {};
-          },
-          "", kFiniteName));
+      ->check(size_range(1, 1ULL << 50));
   app.add_option("--read-timeout", o.read_timeout_s, "Longest wait for data from a pipe or stdin, seconds (default 30)")
       ->check(finite_range(0.01, 86400));
 }

@@ -57,6 +57,12 @@ int emit_report(const Report& r, const CommonOptions& opt, int rc, const std::st
   return rc;
 }
 
+int report_exit_code(const Report& r) {
+  for (const auto& p : r.probes)
+    if (p.status == Status::kTimeout) return exit_code::kTimeout;
+  return exit_code_for(r.verdict);
+}
+
 void finalize_report(Report& r, std::vector<Finding> extra) {
   r.findings = findings_from_checks(r.probes);
   auto st = findings_from_probe_status(r.probes);

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <utility>
 
+#include "nodeprobe/size.h"
+
 namespace nodeprobe {
 namespace {
 
@@ -46,7 +48,7 @@ std::vector<std::string> components(const std::string& rel) {
 }
 
 [[noreturn]] void throw_too_big(const std::string& name, const InputLimits& l) {
-  throw InputError(name + ": larger than the " + format_cap(l.max_bytes) + " cap for " + l.kind +
+  throw InputError(name + ": larger than the " + format_size(l.max_bytes) + " cap for " + l.kind +
                    " (raise it with --max-input-size)");
 }
 
@@ -70,14 +72,6 @@ InputLimits input_limits(InputKind kind, const InputOverrides& o) {
   l.max_bytes = o.max_bytes > 0 ? o.max_bytes : default_input_cap(kind);
   if (o.read_timeout_s > 0 && std::isfinite(o.read_timeout_s)) l.read_timeout_s = o.read_timeout_s;
   return l;
-}
-
-std::string format_cap(std::uint64_t b) {
-  static const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (b < 1024 || b % 1024 != 0) return std::to_string(b) + " bytes";
-  int u = -1;
-  while (u < 3 && b % 1024 == 0 && b >= 1024) b /= 1024, ++u;
-  return std::to_string(b) + " " + kUnits[u];
 }
 
 InputFile::InputFile(int fd, bool own, std::string name, const InputLimits& limits)

@@ -44,7 +44,17 @@ void add_common_flags(CLI::App& app, CommonOptions& opt) {
       ->check(CLI::ExistingDirectory);
 }
 
+namespace {
+
+void release_required(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) o->required(false);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) release_required(*sub);
+}
+
+}  // namespace
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const CompletionValues& completion) {
+  show_defaults(app);  // --help and the man page show what an option is when not given
   if (argc == 2 && std::string(argv[1]) == "--help-man") {
     write_man_page(app, std::cout);
     return 0;
@@ -53,6 +63,22 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, cons
     write_bash_completion(app, completion, std::cout);
     return 0;
   }
+  // `PROGRAM --list` of a program made of subcommands (nodeprobe, nodeprobe-io)
+  // lists them in the shape every --list has: NAME<TAB>DESCRIPTION.
+  const auto all = [](CLI::App*) { return true; };
+  if (argc == 2 && std::string(argv[1]) == "--list" && !app.get_subcommands(all).empty()) {
+    if (app.get_option_no_throw("--list") == nullptr) {
+      for (const CLI::App* sub : app.get_subcommands(all))
+        if (!sub->get_group().empty()) std::cout << sub->get_name() << "\t" << sub->get_description() << "\n";
+      return exit_code::kOk;
+    }
+  }
+  // --list needs nothing else: options required for a run (io's --dir) are not then.
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--list") {
+      release_required(app);
+      break;
+    }
   guard_numeric_options(app);  // no NaN or infinity reaches a program through a flag
   try {
     app.parse(argc, argv);
@@ -154,7 +180,7 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
   // From here a signal no longer replaces the report with the checkpoint.
   const StopCause stopped = begin_final_write();
   finalize_report(report);
-  const int rc = stopped != StopCause::kNone ? stop_exit_code() : exit_code_for(report.verdict);
+  const int rc = stopped != StopCause::kNone ? stop_exit_code() : report_exit_code(report);
   return emit_report(report, opt, rc, tool_name);
 }
 

@@ -37,11 +37,6 @@ std::vector<MetricRef> select_metrics(const Report& r, const std::string& probe_
                                       const std::vector<std::string>& names,
                                       const Labels& labels = {});
 
-/// Parses a size such as "1048576", "64K", "1M", "2G", "16MiB", "1.5GB" into
-/// bytes. K/M/G and KiB/MiB/GiB are binary (nccl-tests' convention), KB/MB/GB
-/// decimal. nullopt when the text is not a size.
-std::optional<double> parse_size(const std::string& text);
-
 /// Parses a plain number (integer or decimal, optional sign); nullopt otherwise.
 std::optional<double> parse_number(const std::string& text);
 

@@ -36,6 +36,14 @@ class ReportError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The one schema-version check of every document this build reads: `j`'s
+/// "schema" is `prefix` + a major in [oldest, newest] ("nodeprobe.report/1").
+/// Returns the schema text; throws ReportError naming `origin` and `what`
+/// ("report", "fleet report") otherwise: a foreign document, or one of
+/// another major (the message names the majors this build reads).
+std::string check_schema_major(const Json& j, const std::string& origin, const std::string& prefix,
+                               const std::string& what, int oldest, int newest);
+
 /// Parses report JSON text. `origin` names the input in messages. Throws
 /// ReportError on malformed or too deeply nested JSON, a foreign document or
 /// another schema major. Secrets in it are redacted (redact_report_json).

@@ -38,6 +38,12 @@ std::string check_output_paths(const CommonOptions& opt);
 /// remedy instead of a second entry), the verdict and the finish time.
 void finalize_report(Report& r, std::vector<Finding> extra = {});
 
+/// The exit code of a finished run (DESIGN.md's table, the same for every
+/// executable): 124 when a probe timed out (its --timeout or a deadline it
+/// was given passed; the verdict aggregates that as error), else the
+/// verdict's code.
+int report_exit_code(const Report& r);
+
 /// A probe cut short by the stop (stop.h): status timeout after the
 /// deadline, error after a signal, the reason saying so; what it measured
 /// stays. Does nothing while no stop was requested.

@@ -104,9 +104,6 @@ class InputFile {
 /// The whole input `path` ("-": stdin) as text, typed and bounded.
 std::string read_input(const std::string& path, const InputLimits& limits);
 
-/// "64 MiB", "8 GiB", "1000 bytes": a cap for messages.
-std::string format_cap(std::uint64_t bytes);
-
 /// A directory opened for contained reading (O_DIRECTORY, closes on destruction).
 class DirHandle {
  public:
