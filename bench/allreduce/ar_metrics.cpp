@@ -16,7 +16,11 @@ const std::vector<MetricDescriptor>& allreduce_metrics() {
       measured("algbw", "GB/s", Better::kHigher, "algorithm bandwidth: bytes / time; spread over timed iterations")
           .axes(kSize)
           .key(2, "algbw max"),
-      measured("time", "us", Better::kLower, "time per allreduce, mean over ranks; spread over timed iterations")
+      measured("time", "us", Better::kLower,
+               "time per allreduce, mean over ranks; spread over timed iterations (its median is the p50)")
+          .axes(kSize),
+      derived("time_p99", "us", Better::kLower,
+              "99th percentile of the per-iteration times (each the mean over ranks; one number per size)")
           .axes(kSize),
       derived("avg_busbw", "GB/s", Better::kHigher, "bus bandwidth averaged over the sizes (nccl-tests' summary line)")
           .axes(kTarget),

@@ -50,6 +50,8 @@ struct Placement {
   /// backends, per group of iterations on asynchronous ones), each sample the
   /// mean over ranks; algbw and busbw stats are derived from it (rank 0 only).
   Stats time_stats;
+  double time_p50_us = 0;  ///< median / 99th percentile of those samples (rank 0 only)
+  double time_p99_us = 0;
   std::vector<double> rank_time_us;  ///< per rank (rank 0 only)
 };
 
@@ -57,6 +59,7 @@ struct Placement {
 struct SizeRow {
   std::size_t bytes = 0;
   std::size_t count = 0;
+  std::string algo;  ///< the algorithm the backend ran at this size ("" when its library chose)
   Placement oop;  ///< out-of-place
   Placement ip;   ///< in-place
 };

@@ -45,6 +45,8 @@ class Backend {
   virtual long check(std::size_t count, int rep) = 0;
   /// Overwrites one result element (fault injection for tests).
   virtual void corrupt_one() = 0;
+  /// The algorithm this backend runs for `count` elements ("rd", "ring"; "" when the library chooses).
+  virtual std::string algorithm(std::size_t /*count*/) const { return {}; }
   /// What carried the data ("ob1:tcp", "tcp;ofi_rxm", "Socket"), known after setup.
   virtual std::string transport() const = 0;
   /// "cpu" or the GPU.

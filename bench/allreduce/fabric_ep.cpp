@@ -8,6 +8,7 @@
 #include "mpi_util.h"
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/stop.h"
+#include "shm_segments.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -129,8 +130,9 @@ FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& i
       // shm names its region /dev/shm/<pid>:<ep>:<n> by default: a rank killed
       // before closing leaves it behind, and a later process that gets the
       // same pid hangs in setup on the stale region. A random name of ours
-      // cannot collide, and every exit the stop handlers see removes it.
-      std::string shm_name = "nodeprobe-" + random_hex(12);
+      // cannot collide, every exit the stop handlers see removes it, and the
+      // pid in it lets the launcher remove it after a SIGKILL (shm_segments.h).
+      std::string shm_name = own_segment_name(random_hex(8));
       NP_CHECK_FI(fi_setname(&ep_->fid, shm_name.data(), shm_name.size() + 1));
       shm_cleanup_ = register_stop_cleanup("/dev/shm/" + shm_name, CleanupKind::kFile);
     }

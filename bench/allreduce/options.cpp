@@ -49,6 +49,13 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
                  "fabric: largest pipeline chunk; each allreduce uses a quarter of a ring segment, "
                  "at least 64K and at most this");
   app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(finite_range(1, 1024));
+  app.add_option("--algo", o.algo,
+                 "fabric: allreduce algorithm: auto (by size: --rd-max, --ring-min), rd (recursive doubling), "
+                 "rabenseifner (recursive-halving reduce-scatter + recursive-doubling allgather), ring")
+      ->check(CLI::IsMember({"auto", "rd", "rabenseifner", "ring"}));
+  app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
+  app.add_option("--ring-min", o.ring_min,
+                 "fabric, --algo auto: the ring from this size (bytes, K/M/G); Rabenseifner between --rd-max and it");
   app.add_option("--iface", o.iface,
                  "Interface for the mesh check, the control channel and fabric over tcp "
                  "(default: NCCL_SOCKET_IFNAME, else the first non-loopback interface)");
@@ -101,6 +108,11 @@ Plan make_plan(const Options& o) {
   p.chunk_bytes = size_or_throw("--chunk", o.chunk);
   if (p.chunk_bytes < 64) throw InputError("--chunk must be at least 64 bytes");
   p.grad_bytes = size_or_throw("--grad-bytes", o.grad_bytes);
+  if (!algo_from_string(o.algo, &p.algo)) throw InputError("--algo '" + o.algo + "': use auto, rd, rabenseifner or ring");
+  p.rd_max_bytes = size_or_throw("--rd-max", o.rd_max);
+  p.ring_min_bytes = size_or_throw("--ring-min", o.ring_min);
+  if (p.rd_max_bytes >= p.ring_min_bytes)
+    throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + o.ring_min);
 
   if (!o.compare.empty()) {
     if (!o.backends.empty()) throw InputError("use either --backend or --compare, not both");

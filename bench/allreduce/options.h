@@ -13,6 +13,7 @@ class App;
 }  // namespace CLI
 
 #include "ar_types.h"
+#include "coll_plan.h"
 #include "nodeprobe/probe_main.h"
 
 namespace nodeprobe::allreduce {
@@ -29,6 +30,9 @@ struct Options {
   int inplace = 1;                    ///< also measure in-place (nccl-tests prints both)
   std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
   int window = 8;                     ///< fabric: chunks in flight per direction
+  std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
+  std::string rd_max = "8K";          ///< fabric auto: recursive doubling up to this size
+  std::string ring_min = "512K";      ///< fabric auto: the ring from this size (Rabenseifner between)
   std::string iface;                  ///< interface for mesh / control / fabric tcp
   std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")
   bool mesh = false;
@@ -54,6 +58,8 @@ struct Plan {
   DType dtype = DType::kFloat32;
   RedOp op = RedOp::kSum;
   std::size_t chunk_bytes = 0;
+  Algo algo = Algo::kAuto;
+  std::size_t rd_max_bytes = 0, ring_min_bytes = 0;
   std::size_t grad_bytes = 0;
   struct Fault {
     int rank = -1;

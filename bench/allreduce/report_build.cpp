@@ -35,6 +35,7 @@ void add_placement_metrics(ProbeResult& r, const RunData& d, const SizeRow& row,
   add_metric(r, "busbw", p.busbw, bus, axes);
   add_metric(r, "algbw", p.algbw, alg, axes);
   add_metric(r, "time", p.time_us, t, axes);
+  if (p.time_stats.n > 0) add_metric(r, "time_p99", p.time_p99_us, axes);
 }
 
 void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
@@ -75,6 +76,10 @@ void add_scaling_metrics(ProbeResult& r, const ScalingResult& s) {
 Json placement_json(const Placement& p) {
   if (!p.measured) return nullptr;
   Json j = {{"time_us", p.time_us}, {"algbw_GBps", p.algbw}, {"busbw_GBps", p.busbw}};
+  if (p.time_stats.n > 0) {
+    j["time_p50_us"] = p.time_p50_us;
+    j["time_p99_us"] = p.time_p99_us;
+  }
   j["wrong"] = p.wrong < 0 ? Json(nullptr) : Json(p.wrong);
   return j;
 }
@@ -89,10 +94,12 @@ Json target_json(const RunData& d, const TargetResult& t) {
   j["transport"] = t.transport;
   j["details"] = t.details;
   Json rows = Json::array();
-  for (const auto& row : t.rows)
+  for (const auto& row : t.rows) {
     rows.push_back({{"size", row.bytes}, {"count", row.count}, {"type", std::string(to_string(d.dtype))},
                     {"redop", std::string(to_string(d.op))}, {"out_of_place", placement_json(row.oop)},
                     {"in_place", placement_json(row.ip)}});
+    if (!row.algo.empty()) rows.back()["algorithm"] = row.algo;
+  }
   j["table"] = rows;
   j["avg_busbw_GBps"] = average_busbw(t.rows);
   return j;
