@@ -26,6 +26,14 @@ const std::vector<MetricDescriptor>& allreduce_metrics() {
           .axes(kTarget),
       derived("busbw_ratio", "ratio", Better::kHigher, "busbw of target a over target b at one size (--compare)")
           .axes({"a", "b", "size"}),
+      measured("pt2pt_latency", "us", Better::kLower,
+               "--pt2pt: half a ping-pong round trip between ranks a and b (osu_latency); spread over round trips")
+          .axes({"backend", "provider", "a", "b", "size"}),
+      derived("pt2pt_latency_p99", "us", Better::kLower, "--pt2pt: 99th percentile of those half round trips")
+          .axes({"backend", "provider", "a", "b", "size"}),
+      measured("pt2pt_bw", "GB/s", Better::kHigher,
+               "--pt2pt: bandwidth a -> b, windows of 64 messages each acknowledged (osu_bw); spread over windows")
+          .axes({"backend", "provider", "a", "b", "size"}),
       measured("mesh_rtt", "us", Better::kLower, "round trip between two ranks; median and spread over the mesh's links"),
       counted("mesh_unreachable", "count", Better::kLower, "rank pairs that could not reach each other"),
       measured("step_time", "s", Better::kLower, "emulated training step (compute + overlapped allreduce); spread over steps")

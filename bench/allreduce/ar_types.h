@@ -64,6 +64,16 @@ struct SizeRow {
   Placement ip;   ///< in-place
 };
 
+/// --pt2pt: one pair at one size (measured on rank a, gathered on rank 0).
+struct Pt2ptRow {
+  int a = 0, b = 0;
+  std::size_t bytes = 0;
+  Stats latency_us;         ///< half round trip per ping-pong (osu_latency)
+  double latency_p99_us = 0;
+  Stats bw_GBps;            ///< a to b, per window of messages
+  double bw_total_GBps = 0; ///< all windows' bytes over their time (osu_bw's number)
+};
+
 /// What one target produced.
 struct TargetResult {
   Target target;
@@ -73,6 +83,7 @@ struct TargetResult {
   std::string device;        ///< "cpu" or the GPU
   Json details = Json::object();  ///< provider / MCA / NCCL facts
   std::vector<SizeRow> rows;
+  std::vector<Pt2ptRow> pt2pt;  ///< --pt2pt (rank 0)
   std::vector<std::string> rank_devices;  ///< per rank (rank 0 only)
   /// Extra judged items (efa.missing, efa.fallback_tcp).
   std::vector<Check> checks;

@@ -57,6 +57,13 @@ class Backend {
   virtual std::vector<Check> checks() const { return {}; }
   /// Makes the calling thread usable for launch() (GPU: set the device).
   virtual void bind_thread() {}
+
+  /// --pt2pt: whether the backend sends single messages (mpi, fabric; not nccl).
+  virtual bool has_pt2pt() const { return false; }
+  /// `window` messages of `bytes` from the send buffer to `peer`, returning when all went out.
+  virtual void send_to(int /*peer*/, std::size_t /*bytes*/, int /*window*/) {}
+  /// `window` messages of `bytes` from `peer` into the receive buffer, returning when all arrived.
+  virtual void recv_from(int /*peer*/, std::size_t /*bytes*/, int /*window*/) {}
 };
 
 struct BackendContext {

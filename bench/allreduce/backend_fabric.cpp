@@ -103,6 +103,10 @@ class FabricBackend final : public Backend {
 
   std::string transport() const override { return ep_ ? ep_->provider_name() : provider_; }
 
+  bool has_pt2pt() const override { return true; }
+  void send_to(int peer, std::size_t bytes, int window) override { post(peer, bytes, window, true); }
+  void recv_from(int peer, std::size_t bytes, int window) override { post(peer, bytes, window, false); }
+
   Json details() const override {
     Json j = ep_ ? ep_->describe() : Json::object();
     j["max_chunk_bytes"] = ring_ ? ring_->max_chunk_elems() * dtype_size(ctx_.plan->dtype) : 0;
@@ -116,6 +120,31 @@ class FabricBackend final : public Backend {
   }
 
  private:
+  // fi_pingpong / osu_bw style: a window of tagged messages, then wait for all.
+  // One pair talks at a time (the sweep separates pairs and sizes by
+  // barriers), so one tag keeps them apart from the collectives' tags.
+  void post(int peer, std::size_t bytes, int window, bool send) {
+    constexpr std::uint64_t kPt2ptTag = 1ull << 58;
+    ops_.assign(static_cast<std::size_t>(window), FabricOp{});
+    std::size_t posted = 0, done = 0;
+    FabricOp* got[32];
+    PollPacer pacer;
+    while (done < ops_.size()) {
+      bool progressed = false;
+      while (posted < ops_.size()) {
+        FabricOp& op = ops_[posted];
+        const bool ok = send ? ep_->post_send(send_.data(), bytes, send_desc_, ep_->peer(peer), kPt2ptTag, &op)
+                             : ep_->post_recv(recv_.data(), bytes, recv_desc_, kPt2ptTag, &op);
+        if (!ok) break;
+        ++posted;
+        progressed = true;
+      }
+      const int n = ep_->poll(got, 32, pacer.block_ms());
+      done += static_cast<std::size_t>(n);
+      pacer.note(n > 0 || progressed);
+    }
+  }
+
   Algo pick(std::size_t count) const {
     return choose_algo(ctx_.plan->algo, count * dtype_size(ctx_.plan->dtype), ctx_.plan->rd_max_bytes,
                        ctx_.plan->ring_min_bytes);
@@ -139,6 +168,7 @@ class FabricBackend final : public Backend {
   std::unique_ptr<FabricEndpoint> ep_;
   std::unique_ptr<FabricRing> ring_;  // after ep_: destroyed first
   std::unique_ptr<FabricSteps> steps_;
+  std::vector<FabricOp> ops_;
   std::vector<unsigned char> send_, recv_;
   void* send_desc_ = nullptr;
   void* recv_desc_ = nullptr;

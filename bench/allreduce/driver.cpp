@@ -15,6 +15,7 @@
 #include "nodeprobe/emit.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/stop.h"
+#include "pt2pt.h"
 #include "report_build.h"
 #include "scaling.h"
 #include "shm_segments.h"
@@ -79,6 +80,7 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["ranks"] = nranks;
   c["hosts"] = hosts.hosts;
   if (opt.mesh) c["mesh"] = true;
+  if (plan.pt2pt) c["pt2pt"] = true;
   if (opt.scaling)
     c["scaling"] = {{"compute_ms", opt.compute_ms}, {"grad_bytes", plan.grad_bytes}, {"bucket_mb", opt.bucket_mb},
                     {"steps", opt.steps}};
@@ -229,6 +231,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       TargetResult res = run_target(ctx, t, hooks);
       if (talk) {
         if (!res.rows.empty()) out << table_footer(res.rows);
+        if (!res.pt2pt.empty()) out << pt2pt_text(res.pt2pt, t.label());
         if (res.status == Status::kSkip || res.status == Status::kError)
           out << "# " << t.label() << ": " << to_string(res.status) << ": " << res.reason << "\n";
         else

@@ -1,7 +1,5 @@
 #include "fabric_steps.h"
 
-#include <sched.h>
-
 #include <algorithm>
 
 #include "data.h"
@@ -10,7 +8,6 @@
 namespace nodeprobe::allreduce {
 namespace {
 
-constexpr int kSpinsBeforeBlock = 200;
 // Bit 57 keeps these tags apart from FabricRing's (sequence << 40 | unit).
 constexpr std::uint64_t kStepsTagBit = 1ull << 57;
 
@@ -62,7 +59,7 @@ void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, v
       const std::size_t n = std::min(piece_elems_, s.recv_count - first);
       reduce_into(data + (s.recv_offset + first) * esize, scratch_.data() + first * esize, n, dtype_, reduce_op);
     };
-    int idle = 0;
+    PollPacer pacer;
     while (sends_left > 0 || recvs_left > 0) {
       bool progressed = false;
       while (next_recv < recv_pieces && recv_inflight < window_) {
@@ -79,16 +76,24 @@ void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, v
       while (next_send < send_pieces && send_inflight < window_) {
         const std::size_t first = next_send * piece_elems_;
         const std::size_t n = std::min(piece_elems_, s.send_count - first);
+        const unsigned char* src = data + (s.send_offset + first) * esize;
+        if (n * esize <= ep_.inject_size()) {
+          // The provider copies it: done once accepted (and reducing into it later is safe).
+          if (!ep_.inject(src, n * esize, dest, tag(s.tag, next_send))) break;
+          --sends_left;
+          ++next_send;
+          progressed = true;
+          continue;
+        }
         FabricOp& op = ops_[next_send];
         op.kind = 0;
         op.unit = next_send;
-        if (!ep_.post_send(data + (s.send_offset + first) * esize, n * esize, desc, dest, tag(s.tag, next_send), &op))
-          break;
+        if (!ep_.post_send(src, n * esize, desc, dest, tag(s.tag, next_send), &op)) break;
         ++send_inflight;
         ++next_send;
         progressed = true;
       }
-      const int got = ep_.poll(done, 32, idle > kSpinsBeforeBlock ? 1 : 0);
+      const int got = ep_.poll(done, 32, pacer.block_ms());
       for (int i = 0; i < got; ++i) {
         FabricOp* op = done[i];
         if (op->kind == 0) {
@@ -104,11 +109,7 @@ void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, v
         --recv_inflight;
         --recvs_left;
       }
-      if (got > 0 || progressed) {
-        idle = 0;
-      } else if (++idle > kSpinsBeforeBlock / 2) {
-        sched_yield();
-      }
+      pacer.note(got > 0 || progressed);
       if (stop && (++loops & 63) == 0 && stop()) throw RingStopped("allreduce abandoned before it finished");
     }
     for (const std::size_t piece : deferred) reduce_piece(piece);

@@ -7,8 +7,10 @@
 # 3 recursive doubling, 4 ring, 5 segmented ring, 6 rabenseifner; 1 and 2 at
 # small sizes only); per size the better of "default" and "best forced" is
 # the peer. Prints per size: fabric's algorithm, time and busbw, MPI default,
-# the best forced algorithm, fabric / better MPI (goal >= 1.0) and, from
-# 64 MB, fabric busbw / link rate (goal >= 0.93).
+# the best forced algorithm, fabric / better MPI (busbw from the mean time,
+# as nccl-tests; goal >= 1.0), the same ratio from the p50 times (robust to
+# the scheduling spikes of 4 hosts sharing a few cores) and, from 64 MB,
+# fabric busbw / link rate (goal >= 0.93).
 # Needs root (network namespaces). Small and large sizes run with their own
 # iteration counts so the whole run stays near 10 minutes at 1 Gbit/s.
 #
@@ -84,7 +86,7 @@ rate, out = sys.argv[1], sys.argv[2]
 m = re.fullmatch(r"([0-9.]+)([kmgt]?)(bit|bps)", rate)
 link = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)] / (8 if m.group(3) == "bit" else 1) / 1e9
 names = {"1": "linear", "2": "nonoverlap", "3": "rd", "4": "ring", "5": "segring", "6": "rabenseifner"}
-fab, mdef, forced = {}, {}, {}   # size -> (busbw, time, algo) / busbw / {alg: busbw}
+fab, mdef, forced = {}, {}, {}   # size -> (busbw, time, algo, p50) / (busbw, p50) / {alg: (busbw, p50)}
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
     run = os.path.basename(path)[:-5]
     try:
@@ -99,28 +101,32 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
             if not o: continue
             if o.get("wrong"): print(f"{run} {t['target']} {row['size']}: {o['wrong']} wrong")
             size = row["size"]
+            p50 = o.get("time_p50_us", o["time_us"])
             if t["target"].startswith("fabric"):
-                fab[size] = (o["busbw_GBps"], o["time_us"], row.get("algorithm", "?"))
+                fab[size] = (o["busbw_GBps"], o["time_us"], row.get("algorithm", "?"), p50)
             elif run.endswith("default"):
-                mdef[size] = o["busbw_GBps"]
+                mdef[size] = (o["busbw_GBps"], p50)
             else:
-                forced.setdefault(size, {})[names[run[-1]]] = o["busbw_GBps"]
+                forced.setdefault(size, {})[names[run[-1]]] = (o["busbw_GBps"], p50)
 print(f"\nlink rate {rate} = {link:.4f} GB/s; 4 ranks: the ring's busbw optimum is the link rate")
-print(f"{'size':>10} {'algo':>13} {'fab us':>9} {'fab busbw':>10} {'mpi dflt':>9} {'best forced':>20} {'fab/mpi':>8} {'fab/link':>9}")
-worst, big_ok = 9e9, True
+print(f"{'size':>10} {'algo':>13} {'fab us':>9} {'fab busbw':>10} {'mpi dflt':>9} {'best forced':>20} {'fab/mpi':>8} {'p50 ratio':>9} {'fab/link':>9}")
+worst, worst50, big_ok = 9e9, 9e9, True
 for size in sorted(fab):
-    fb, us, algo = fab[size]
-    d = mdef.get(size, 0)
+    fb, us, algo, f50 = fab[size]
+    d, d50 = mdef.get(size, (0, 0))
     f = forced.get(size, {})
-    best = max(f.items(), key=lambda kv: kv[1]) if f else ("-", 0)
-    peer = max(d, best[1])
+    best = max(f.items(), key=lambda kv: kv[1][0]) if f else ("-", (0, 0))
+    peer = max(d, best[1][0])
     ratio = fb / peer if peer else float("nan")
-    worst = min(worst, ratio)
+    # p50: the fastest MPI variant's median time over fabric's
+    m50 = min([x[1] for x in f.values() if x[1] > 0] + ([d50] if d50 > 0 else []), default=0)
+    r50 = m50 / f50 if f50 > 0 and m50 > 0 else float("nan")
+    worst, worst50 = min(worst, ratio), min(worst50, r50)
     extra = ""
     if size >= 64 << 20:
         extra = f"{fb / link:>9.3f}"
         big_ok &= fb >= 0.93 * link
-    print(f"{size:>10} {algo:>13} {us:>9.1f} {fb:>10.5f} {d:>9.5f} {best[0]:>12} {best[1]:>7.5f} {ratio:>8.3f} {extra}")
-print(f"\nfabric / better MPI: worst {worst:.3f} (goal >= 1.0 at every size: {'met' if worst >= 1.0 else 'NOT met'}); "
+    print(f"{size:>10} {algo:>13} {us:>9.1f} {fb:>10.5f} {d:>9.5f} {best[0]:>12} {best[1][0]:>7.5f} {ratio:>8.3f} {r50:>9.3f} {extra}")
+print(f"\nfabric / better MPI: worst {worst:.3f} (p50: {worst50:.3f}; goal >= 1.0 at every size: {'met' if worst >= 1.0 else 'NOT met'}); "
       f"fabric >= 0.93 x link at >= 64 MB: {'met' if big_ok else 'NOT met'}")
 PY

@@ -62,6 +62,9 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("--nccl-net", o.nccl_net, "NCCL network for 'nccl': socket or ofi (aws-ofi-nccl, EFA)")
       ->check(CLI::IsMember({"socket", "ofi"}));
   app.add_flag("--mesh", o.mesh, "Preflight: every rank connects to every other over TCP");
+  app.add_flag("--pt2pt", o.pt2pt,
+               "Instead of the allreduce sweep: latency (half a ping-pong round trip, p50/p99) and bandwidth "
+               "(windows of 64 messages) between every pair of ranks at each size, per mpi/fabric target");
   app.add_option("--mesh-port", o.mesh_port, "Mesh: listen on PORT + local rank (0: any free port)")
       ->check(finite_range(0, 65535));
   app.add_option("--rendezvous-port", o.rendezvous_port,
@@ -132,6 +135,13 @@ Plan make_plan(const Options& o) {
   if (o.scaling) {
     if (p.compare) throw InputError("--scaling runs over one target: use --backend, not --compare");
     p.sweep = false;
+  }
+  if (o.pt2pt) {
+    if (o.scaling) throw InputError("use either --pt2pt or --scaling, not both");
+    if (p.compare) throw InputError("--pt2pt measures pairs per target: use --backend, not --compare");
+    for (const auto& t : p.targets)
+      if (t.backend == "nccl") throw InputError("--pt2pt runs over mpi and fabric targets, not " + t.label());
+    p.pt2pt = true;
   }
 
   for (const auto& t : p.targets) {

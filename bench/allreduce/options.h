@@ -31,11 +31,12 @@ struct Options {
   std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
   int window = 8;                     ///< fabric: chunks in flight per direction
   std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
-  std::string rd_max = "8K";          ///< fabric auto: recursive doubling up to this size
-  std::string ring_min = "512K";      ///< fabric auto: the ring from this size (Rabenseifner between)
+  std::string rd_max = "4K";          ///< fabric auto: recursive doubling up to this size
+  std::string ring_min = "4M";        ///< fabric auto: the ring from this size (Rabenseifner between)
   std::string iface;                  ///< interface for mesh / control / fabric tcp
   std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")
   bool mesh = false;
+  bool pt2pt = false;                 ///< --pt2pt: latency / bandwidth between every pair instead of the allreduce sweep
   int mesh_port = 0;                  ///< 0: ephemeral ports
   int rendezvous_port = 0;
   double mesh_timeout_s = 2;
@@ -54,6 +55,7 @@ struct Plan {
   std::vector<Target> targets;
   bool compare = false;            ///< report target[0] / target[1] per size
   bool sweep = true;               ///< run the size sweep (not with --scaling: it uses targets[0])
+  bool pt2pt = false;              ///< the sweep measures every pair point to point instead
   std::vector<std::size_t> sizes;  ///< bytes
   DType dtype = DType::kFloat32;
   RedOp op = RedOp::kSum;

@@ -9,6 +9,7 @@
 #include "nodeprobe/stats.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/probe.h"
+#include "pt2pt.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -50,6 +51,15 @@ void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
     }
   }
   if (!t.rows.empty()) add_metric(r, "avg_busbw", average_busbw(t.rows), target_axes(t));
+  for (const auto& p : t.pt2pt) {
+    Labels axes = target_axes(t);
+    axes["a"] = std::to_string(p.a);
+    axes["b"] = std::to_string(p.b);
+    axes["size"] = std::to_string(p.bytes);
+    add_metric(r, "pt2pt_latency", p.latency_us.median, p.latency_us, axes);
+    add_metric(r, "pt2pt_latency_p99", p.latency_p99_us, axes);
+    add_metric(r, "pt2pt_bw", p.bw_total_GBps, p.bw_GBps, axes);
+  }
 }
 
 void add_scaling_metrics(ProbeResult& r, const ScalingResult& s) {
@@ -102,6 +112,11 @@ Json target_json(const RunData& d, const TargetResult& t) {
   }
   j["table"] = rows;
   j["avg_busbw_GBps"] = average_busbw(t.rows);
+  if (!t.pt2pt.empty()) {
+    Json p = Json::array();
+    for (const auto& row : t.pt2pt) p.push_back(pt2pt_json(row));
+    j["pt2pt"] = p;
+  }
   return j;
 }
 

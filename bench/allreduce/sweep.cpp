@@ -10,6 +10,7 @@
 #include "mpi_util.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/stats.h"
+#include "pt2pt.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -103,7 +104,8 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
   res.transport = b->transport();
 
   try {
-    for (const std::size_t bytes : plan.sizes) {
+    if (plan.pt2pt) res.pt2pt = run_pt2pt(*b, ctx.comm, plan.sizes, opt.warmup, opt.iters, hooks.phase);
+    else for (const std::size_t bytes : plan.sizes) {
       SizeRow row;
       row.bytes = bytes;
       row.count = bytes / esize;

@@ -50,5 +50,25 @@ TEST(AllreduceAlgos, EveryAlgorithmFiveRanksShm) {
   EXPECT_GT(r.metric("time_p99", {{"size", "1024"}, {"placement", "in-place"}}), 0);
 }
 
+TEST(AllreduceAlgos, Pt2ptMeasuresEveryPairPerTarget) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(3, {"--pt2pt", "--backend", "fabric:shm,mpi", "-b", "8", "-e", "64K", "-f",
+                                          "0", "-i", "65528", "-n", "3", "-w", "1", "--timeout", "60", "-q"}),
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason();
+  for (const char* backend : {"fabric", "mpi"})
+    for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{{"0", "1"}, {"0", "2"}, {"1", "2"}})
+      for (const char* size : {"8", "65536"}) {
+        const std::map<std::string, std::string> labels = {{"backend", backend}, {"a", a}, {"b", b}, {"size", size}};
+        EXPECT_GT(r.metric("pt2pt_latency", labels), 0) << backend << " " << a << "-" << b << " " << size;
+        EXPECT_EQ(r.stats_n("pt2pt_latency", labels), 3);
+        EXPECT_GE(r.metric("pt2pt_latency_p99", labels), r.metric("pt2pt_latency", labels));
+        EXPECT_GT(r.metric("pt2pt_bw", labels), 0);
+      }
+  EXPECT_EQ(r.probe["data"]["targets"][0]["pt2pt"].size(), 6u);
+  EXPECT_TRUE(r.probe["data"]["targets"][0]["table"].empty());  // no allreduce sweep
+}
+
 }  // namespace
 }  // namespace nodeprobe::allreduce::testing

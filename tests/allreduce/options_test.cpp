@@ -77,6 +77,14 @@ TEST(Options, AlgorithmAndThresholds) {
   EXPECT_NE(error_of({"--rd-max", "x"}).find("not a size"), std::string::npos);
 }
 
+TEST(Options, Pt2ptReplacesTheSweepForMpiAndFabric) {
+  const Plan p = plan_of({"--pt2pt", "--backend", "mpi,fabric:shm"});
+  EXPECT_TRUE(p.pt2pt);
+  EXPECT_NE(error_of({"--pt2pt", "--backend", "nccl"}).find("mpi and fabric"), std::string::npos);
+  EXPECT_NE(error_of({"--pt2pt", "--scaling"}).find("not both"), std::string::npos);
+  EXPECT_NE(error_of({"--pt2pt", "--compare", "mpi,tcp"}).find("use --backend"), std::string::npos);
+}
+
 TEST(Options, MeshAloneMeasuresNoBackend) {
   EXPECT_TRUE(plan_of({"--mesh"}).targets.empty());
   const Plan sc = plan_of({"--scaling", "--backend", "fabric:tcp,mpi"});
