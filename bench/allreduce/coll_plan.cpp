@@ -26,36 +26,19 @@ Fold fold_of(int nranks, int rank) {
 // Tags: 0 the fold, 1.. the algorithm's steps, the last one the unfold.
 constexpr int kFoldTag = 0;
 
-// Adds the fold's first step; returns false when this rank sits out (its
-// whole schedule is then the fold and the unfold).
-bool add_fold_in(std::vector<XferStep>& steps, const Fold& f, int rank, std::size_t count) {
+// The fold's first step (`in`: even ranks below 2 rem give their vector to
+// the next odd one) or its last (the odd ones hand the result back). Returns
+// false when this rank sits out (its whole schedule is the two fold steps).
+bool add_fold(std::vector<XferStep>& steps, const Fold& f, int rank, std::size_t count, int tag, bool in) {
   if (rank >= 2 * f.rem) return true;
-  XferStep s;
-  s.tag = kFoldTag;
-  if (f.newrank < 0) {
-    s.send_peer = rank + 1;
-    s.send_count = count;
-  } else {
-    s.recv_peer = rank - 1;
-    s.recv_count = count;
-    s.reduce = true;
-  }
-  steps.push_back(s);
-  return f.newrank >= 0;
-}
-
-void add_fold_out(std::vector<XferStep>& steps, const Fold& f, int rank, std::size_t count, int tag) {
-  if (rank >= 2 * f.rem) return;
+  const bool gives = (f.newrank < 0) == in;  // in: the one sitting out sends; out: it receives
   XferStep s;
   s.tag = tag;
-  if (f.newrank < 0) {
-    s.recv_peer = rank + 1;
-    s.recv_count = count;
-  } else {
-    s.send_peer = rank - 1;
-    s.send_count = count;
-  }
+  (gives ? s.send_peer : s.recv_peer) = f.newrank < 0 ? rank + 1 : rank - 1;
+  (gives ? s.send_count : s.recv_count) = count;
+  s.reduce = in && !gives;
   steps.push_back(s);
+  return f.newrank >= 0;
 }
 
 int log2_of(int pof2) {
@@ -97,7 +80,7 @@ std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t 
   if (nranks <= 1 || count == 0) return steps;
   const Fold f = fold_of(nranks, rank);
   const int k = log2_of(f.pof2);
-  if (add_fold_in(steps, f, rank, count)) {
+  if (add_fold(steps, f, rank, count, kFoldTag, true)) {
     for (int i = 0; i < k; ++i) {
       const int peer = f.real(f.newrank ^ (1 << i));
       XferStep s;
@@ -108,7 +91,7 @@ std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t 
       steps.push_back(s);
     }
   }
-  add_fold_out(steps, f, rank, count, 1 + k);
+  add_fold(steps, f, rank, count, 1 + k, false);
   return steps;
 }
 
@@ -118,7 +101,7 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
   const Fold f = fold_of(nranks, rank);
   const int P = f.pof2;
   const int k = log2_of(P);
-  if (add_fold_in(steps, f, rank, count)) {
+  if (add_fold(steps, f, rank, count, kFoldTag, true)) {
     const int r = f.newrank;
     // Segments [lo, hi) of P: halved each step, this rank keeps the half its
     // bit says (lower half when the bit is 0), so it ends with segment r.
@@ -159,7 +142,7 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
       hi = lower ? other_hi : hi;
     }
   }
-  add_fold_out(steps, f, rank, count, 1 + 2 * k);
+  add_fold(steps, f, rank, count, 1 + 2 * k, false);
   return steps;
 }
 
