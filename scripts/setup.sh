@@ -16,6 +16,9 @@
 # --report FILE (accept's report; default BUILD/accept-report.json), --deps DIR (offline: the pinned
 # library sources and the cmake wheel from `scripts/fetch-deps.sh DIR`; setup
 # downloads nothing itself, packages come from the repositories the node has),
+# --test-deps (also what only the tests use: Slurm and MUNGE for the
+# srun/HealthCheckProgram tests; scripts/test.sh passes it, a node being
+# accepted never gets Slurm daemons from setup.sh),
 # --os-release FILE (describe the system with FILE instead of /etc/os-release;
 # also $NODEPROBE_OS_RELEASE), --repolist FILE (the repositories the node
 # offers, as `dnf repolist --all` prints them), --cuda VERSION|none (the CUDA
@@ -34,6 +37,7 @@ build=1
 strict=0
 dry_run=0
 werror=OFF
+test_deps=0
 deps_dir=""
 cmake_args=()
 accept_args=()
@@ -42,7 +46,7 @@ os_release=${NODEPROBE_OS_RELEASE:-/etc/os-release}
 repolist_file=""
 cuda_version=""
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 need_value() { [[ $# -ge 2 && -n $2 ]] || { echo "setup.sh: $1 needs a value (see --help)" >&2; exit 64; }; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -52,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --strict) strict=1 ;;
     --dry-run) dry_run=1 ;;
     --werror) werror=ON ;;
+    --test-deps) test_deps=1 ;;
     --build-dir) need_value "$@"; build_dir=$(realpath -m "$2"); shift ;;
     --no-build) build=0 ;;
     --cmake-arg) need_value "$@"; cmake_args+=("$2"); shift ;;
@@ -279,6 +284,14 @@ case "$family" in
   al2) plan_al2 ;;
   deb) plan_deb ;;
 esac
+# Test-only packages: a real Slurm for tests/fleet's srun and HealthCheckProgram
+# tests (EPEL has slurm on EL; Amazon Linux has none: those tests skip there).
+if [[ $test_deps == 1 ]]; then
+  case "$family" in
+    deb) optional+=(slurmctld slurmd slurm-client munge) ;;
+    el) optional+=(slurm slurm-slurmctld slurm-slurmd munge) ;;
+  esac
+fi
 
 # ---- running the plan ------------------------------------------------------------------------
 SUDO=()

@@ -51,7 +51,7 @@ if (( sanitize )); then
          --cmake-arg "-DCMAKE_C_FLAGS_RELEASE=$opt_flags"
          --cmake-arg "-DNODEPROBE_BUILD_BENCHMARKS=OFF")
 fi
-"$here/scripts/setup.sh" --no-run --werror --build-dir "$build_dir" \
+"$here/scripts/setup.sh" --no-run --werror --test-deps --build-dir "$build_dir" \
   --cmake-arg "-DNODEPROBE_DEVICE_TESTS=$device" \
   --cmake-arg "-DCMAKE_BUILD_TYPE=Release" --cmake-arg "-DCMAKE_CXX_FLAGS_RELEASE=$opt_flags" ${extra[@]+"${extra[@]}"}
 # The compiler, CMake (ctest) and MPI launcher the build was configured with.
@@ -102,11 +102,11 @@ echo "==> ctest ${ctest_args[*]} ${tiers[*]-}" >&2
 ctest "${ctest_args[@]}" ${tiers[@]+"${tiers[@]}"} || rc=$?
 
 if (( ! sanitize )) && [[ ${NODEPROBE_DIRTY_HOST:-1} != 0 ]]; then
-  # FleetNetns is left out: its nodes run under --sysroot fixtures (no host history) and it is the slowest tier.
+  # FleetNetns and FleetSlurm are left out: their nodes run under --sysroot fixtures (no host history) and they are the slowest tier.
   echo "==> dirty host: the integration tier again on a machine with a past (scripts/dirty-host.sh)" >&2
   dirty=0
   "$here/scripts/dirty-host.sh" --check "$build_dir/bin/nodeprobe" -- \
-    ctest "${ctest_args[@]}" -L integration -E '^FleetNetns[.]' || dirty=$?
+    ctest "${ctest_args[@]}" -L integration -E '^Fleet(Netns|Slurm)[.]' || dirty=$?
   case $dirty in
     0) ;;
     77) echo "==> dirty host: skipped (see the reason above)" >&2 ;;

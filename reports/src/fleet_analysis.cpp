@@ -342,7 +342,13 @@ std::string worse_action(const std::string& a, const std::string& b) {
 bool action_drains(const std::string& action) { return fleet_action_rank(action) >= fleet_action_rank("reset-gpu"); }
 
 std::string finding_action(const Finding& f) {
-  // Findings carry no action of their own yet: the severity stands in.
+  // An informational finding (a look-alike, a past event, a check that does
+  // not apply) never asks for anything, whatever its class would.
+  if (f.severity == Severity::kInfo) return "none";
+  // The diagnosis gives each finding its playbook action (a probe that ran
+  // out of time on a busy node is restart-job, not reboot); the severity
+  // stands in only for reports without one.
+  if (fleet_action_rank(f.action) >= 0) return f.action;
   switch (f.severity) {
     case Severity::kError: return "reboot";
     case Severity::kWarn: return "tune";

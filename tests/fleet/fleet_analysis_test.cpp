@@ -233,7 +233,7 @@ TEST(JudgeFleet, NodeFindingsGiveTheActionAndTheFirstProblem) {
   EXPECT_EQ(r.drain[0].reason, "gpu.xid: GPU Xid error reported by the driver");
 }
 
-TEST(Actions, RankAndDrainAndSeverityFallback) {
+TEST(Actions, RankAndDrainAndThePlaybookActionWithSeverityFallback) {
   EXPECT_LT(fleet_action_rank("none"), fleet_action_rank("tune"));
   EXPECT_LT(fleet_action_rank("reset-gpu"), fleet_action_rank("reboot"));
   EXPECT_LT(fleet_action_rank("replace"), fleet_action_rank("contact-support"));
@@ -249,6 +249,18 @@ TEST(Actions, RankAndDrainAndSeverityFallback) {
   f.severity = Severity::kWarn;
   EXPECT_EQ(finding_action(f), "tune");
   f.severity = Severity::kError;
+  EXPECT_EQ(finding_action(f), "reboot");
+  // The playbook's action wins where the diagnosis gave one ...
+  f.action = "restart-job";
+  EXPECT_EQ(finding_action(f), "restart-job");
+  f.severity = Severity::kWarn;
+  f.action = "replace";
+  EXPECT_EQ(finding_action(f), "replace");
+  // ... but an informational finding asks for nothing, and an unknown action is not trusted.
+  f.severity = Severity::kInfo;
+  EXPECT_EQ(finding_action(f), "none");
+  f.severity = Severity::kError;
+  f.action = "reformat";
   EXPECT_EQ(finding_action(f), "reboot");
 }
 
