@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 
@@ -16,6 +17,14 @@ namespace nodeprobe::allreduce {
 namespace {
 
 constexpr const char* kPidPrefix = "pid-";
+
+// Our names carry the pid at a fixed width: every rank's endpoint name must
+// have the same length (FabricEndpoint::connect), whatever its pid.
+std::string padded_pid(pid_t pid) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%07ld", static_cast<long>(pid));
+  return buf;
+}
 
 std::vector<std::string> remove_of(pid_t pid) {
   try {
@@ -28,12 +37,11 @@ std::vector<std::string> remove_of(pid_t pid) {
 }  // namespace
 
 bool is_pid_segment(const std::string& name, pid_t pid) {
-  const std::string p = std::to_string(pid);
-  return name.rfind(p + ":", 0) == 0 || name.rfind("nodeprobe-" + p + "-", 0) == 0;
+  return name.rfind(std::to_string(pid) + ":", 0) == 0 || name.rfind("nodeprobe-" + padded_pid(pid) + "-", 0) == 0;
 }
 
 std::string own_segment_name(const std::string& random) {
-  return "nodeprobe-" + std::to_string(::getpid()) + "-" + random;
+  return "nodeprobe-" + padded_pid(::getpid()) + "-" + random;
 }
 
 std::vector<std::string> prepare_rank_segments() {

@@ -19,10 +19,11 @@ inline constexpr const char* kRankPidDirEnv = "NODEPROBE_ALLREDUCE_RANK_DIR";
 /// Where the regions live.
 inline constexpr const char* kShmDir = "/dev/shm";
 
-/// Whether a /dev/shm entry is a region of process `pid` ("<pid>:..." or "nodeprobe-<pid>-...").
+/// Whether a /dev/shm entry is a region of process `pid` ("<pid>:..." or
+/// "nodeprobe-<pid, 7 digits>-...").
 bool is_pid_segment(const std::string& name, pid_t pid);
 
-/// The name our shm endpoints give their region.
+/// The name our shm endpoints give their region: the same length in every process.
 std::string own_segment_name(const std::string& random);
 
 /// Before MPI_Init: removes this user's regions named with this process's pid

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "shm_segments.h"
@@ -22,11 +23,13 @@ void touch(const std::string& p) { std::ofstream(p) << "x"; }
 
 TEST(ShmSegments, NamesCarryThePid) {
   EXPECT_TRUE(is_pid_segment("123:0:0", 123));
-  EXPECT_TRUE(is_pid_segment("nodeprobe-123-abcd", 123));
+  EXPECT_TRUE(is_pid_segment("nodeprobe-0000123-abcd", 123));
   EXPECT_FALSE(is_pid_segment("1234:0:0", 123));
-  EXPECT_FALSE(is_pid_segment("nodeprobe-1234-abcd", 123));
+  EXPECT_FALSE(is_pid_segment("nodeprobe-0001234-abcd", 123));
   EXPECT_FALSE(is_pid_segment("vader_segment.123", 123));
-  EXPECT_EQ(own_segment_name("ff").rfind("nodeprobe-" + std::to_string(::getpid()) + "-ff", 0), 0u);
+  EXPECT_TRUE(is_pid_segment(own_segment_name("ff"), ::getpid()));
+  // Endpoint names must be as long in every rank, whatever the pid.
+  EXPECT_EQ(own_segment_name("ff").size(), std::string("nodeprobe-0000000-ff").size());
 }
 
 TEST(ShmSegments, LauncherRemovesOnlyDeadRanksRegions) {
@@ -38,7 +41,9 @@ TEST(ShmSegments, LauncherRemovesOnlyDeadRanksRegions) {
   nodeprobe::testing::TempDir notes;
   const std::string shm = kShmDir;
   const std::string dead_a = shm + "/" + std::to_string(child) + ":0:0";
-  const std::string dead_b = shm + "/nodeprobe-" + std::to_string(child) + "-test";
+  char ours[64];
+  std::snprintf(ours, sizeof ours, "/nodeprobe-%07d-test", static_cast<int>(child));
+  const std::string dead_b = shm + ours;
   const std::string live = shm + "/" + std::to_string(::getpid()) + ":9:9";
   for (const auto& p : {dead_a, dead_b, live}) touch(p);
   touch(notes.path() + "/pid-" + std::to_string(child));
