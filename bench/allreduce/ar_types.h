@@ -50,6 +50,8 @@ struct Placement {
   /// backends, per group of iterations on asynchronous ones), each sample the
   /// mean over ranks; algbw and busbw stats are derived from it (rank 0 only).
   Stats time_stats;
+  double time_p50_us = 0;  ///< median / 99th percentile of those samples (rank 0 only)
+  double time_p99_us = 0;
   std::vector<double> rank_time_us;  ///< per rank (rank 0 only)
 };
 
@@ -57,8 +59,19 @@ struct Placement {
 struct SizeRow {
   std::size_t bytes = 0;
   std::size_t count = 0;
+  std::string algo;  ///< the algorithm the backend ran at this size ("" when its library chose)
   Placement oop;  ///< out-of-place
   Placement ip;   ///< in-place
+};
+
+/// --pt2pt: one pair at one size (measured on rank a, gathered on rank 0).
+struct Pt2ptRow {
+  int a = 0, b = 0;
+  std::size_t bytes = 0;
+  Stats latency_us;         ///< half round trip per ping-pong (osu_latency)
+  double latency_p99_us = 0;
+  Stats bw_GBps;            ///< a to b, per window of messages
+  double bw_total_GBps = 0; ///< all windows' bytes over their time (osu_bw's number)
 };
 
 /// What one target produced.
@@ -70,6 +83,7 @@ struct TargetResult {
   std::string device;        ///< "cpu" or the GPU
   Json details = Json::object();  ///< provider / MCA / NCCL facts
   std::vector<SizeRow> rows;
+  std::vector<Pt2ptRow> pt2pt;  ///< --pt2pt (rank 0)
   std::vector<std::string> rank_devices;  ///< per rank (rank 0 only)
   /// Extra judged items (efa.missing, efa.fallback_tcp).
   std::vector<Check> checks;

@@ -45,6 +45,8 @@ class Backend {
   virtual long check(std::size_t count, int rep) = 0;
   /// Overwrites one result element (fault injection for tests).
   virtual void corrupt_one() = 0;
+  /// The algorithm this backend runs for `count` elements ("rd", "ring"; "" when the library chooses).
+  virtual std::string algorithm(std::size_t /*count*/) const { return {}; }
   /// What carried the data ("ob1:tcp", "tcp;ofi_rxm", "Socket"), known after setup.
   virtual std::string transport() const = 0;
   /// "cpu" or the GPU.
@@ -55,6 +57,13 @@ class Backend {
   virtual std::vector<Check> checks() const { return {}; }
   /// Makes the calling thread usable for launch() (GPU: set the device).
   virtual void bind_thread() {}
+
+  /// --pt2pt: whether the backend sends single messages (mpi, fabric; not nccl).
+  virtual bool has_pt2pt() const { return false; }
+  /// `window` messages of `bytes` from the send buffer to `peer`, returning when all went out.
+  virtual void send_to(int /*peer*/, std::size_t /*bytes*/, int /*window*/) {}
+  /// `window` messages of `bytes` from `peer` into the receive buffer, returning when all arrived.
+  virtual void recv_from(int /*peer*/, std::size_t /*bytes*/, int /*window*/) {}
 };
 
 struct BackendContext {

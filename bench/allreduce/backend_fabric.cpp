@@ -1,7 +1,8 @@
-// The fabric backend: nodeprobe's own ring allreduce (reduce-scatter then
-// allgather, pipelined in chunks) over libfabric RDM tagged messages. The same
-// code runs on every provider, so tcp vs efa compares the fabrics, not two
-// different algorithms.
+// The fabric backend: nodeprobe's own allreduce over libfabric RDM tagged
+// messages, the algorithm chosen by size (recursive doubling for small
+// messages, Rabenseifner between, the pipelined ring for large ones; --algo,
+// --rd-max, --ring-min). The same code runs on every provider, so tcp vs efa
+// compares the fabrics, not two different algorithms.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "data.h"
 #include "fabric_ep.h"
 #include "fabric_ring.h"
+#include "fabric_steps.h"
 #include "mpi_util.h"
 
 namespace nodeprobe::allreduce {
@@ -63,15 +65,22 @@ class FabricBackend final : public Backend {
       ep_->connect(ctx_.comm);
       ring_ = std::make_unique<FabricRing>(*ep_, rank_, nranks_, ctx_.plan->dtype, ctx_.plan->op,
                                            ctx_.plan->chunk_bytes, static_cast<std::size_t>(ctx_.opt->window));
+      steps_ = std::make_unique<FabricSteps>(*ep_, ctx_.plan->dtype, ctx_.plan->op, max_count, ctx_.plan->chunk_bytes,
+                                             static_cast<std::size_t>(ctx_.opt->window));
       send_.assign(std::max<std::size_t>(max_count * esize, 1), 0);
       recv_.assign(std::max<std::size_t>(max_count * esize, 1), 0);
       send_desc_ = ep_->register_memory(send_.data(), send_.size());
       recv_desc_ = ep_->register_memory(recv_.data(), recv_.size());
     });
-    // Warm: connects the ring neighbours (tcp sets up connections lazily).
-    fill_input(recv_.data(), std::min<std::size_t>(max_count, 1024), ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
-    launch(std::min<std::size_t>(max_count, 1024), true);
+    // Warm: connects the peers of every algorithm (tcp sets up connections lazily).
+    const std::size_t warm = std::min<std::size_t>(max_count, 1024);
+    for (const Algo a : {Algo::kRing, Algo::kRecursiveDoubling, Algo::kRabenseifner}) {
+      fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
+      run(a, warm);
+    }
   }
+
+  std::string algorithm(std::size_t count) const override { return to_string(pick(count)); }
 
   void fill(std::size_t count, bool in_place, int rep) override {
     auto& dst = in_place ? recv_ : send_;
@@ -82,7 +91,7 @@ class FabricBackend final : public Backend {
   void launch(std::size_t count, bool in_place) override {
     const std::size_t esize = dtype_size(ctx_.plan->dtype);
     if (!in_place) std::memcpy(recv_.data(), send_.data(), count * esize);
-    ring_->allreduce(recv_.data(), recv_desc_, count);
+    run(pick(count), count);
     if (ctx_.plan->op == RedOp::kAvg) finish_avg(recv_.data(), count, ctx_.plan->dtype, nranks_);
   }
 
@@ -94,20 +103,72 @@ class FabricBackend final : public Backend {
 
   std::string transport() const override { return ep_ ? ep_->provider_name() : provider_; }
 
+  bool has_pt2pt() const override { return true; }
+  void send_to(int peer, std::size_t bytes, int window) override { post(peer, bytes, window, true); }
+  void recv_from(int peer, std::size_t bytes, int window) override { post(peer, bytes, window, false); }
+
   Json details() const override {
     Json j = ep_ ? ep_->describe() : Json::object();
     j["max_chunk_bytes"] = ring_ ? ring_->max_chunk_elems() * dtype_size(ctx_.plan->dtype) : 0;
     j["window"] = ring_ ? ring_->window() : 0;
-    j["algorithm"] = "ring reduce-scatter + allgather, pipelined";
+    j["algorithm"] = to_string(ctx_.plan->algo);
+    j["algorithms"] = "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
+                      "allgather; ring: ring reduce-scatter + allgather, pipelined; non-power-of-two ranks folded";
+    j["rd_max_bytes"] = ctx_.plan->rd_max_bytes;
+    j["ring_min_bytes"] = ctx_.plan->ring_min_bytes;
     return j;
   }
 
  private:
+  // fi_pingpong / osu_bw style: a window of tagged messages, then wait for all.
+  // One pair talks at a time (the sweep separates pairs and sizes by
+  // barriers), so one tag keeps them apart from the collectives' tags.
+  void post(int peer, std::size_t bytes, int window, bool send) {
+    constexpr std::uint64_t kPt2ptTag = 1ull << 58;
+    ops_.assign(static_cast<std::size_t>(window), FabricOp{});
+    std::size_t posted = 0, done = 0;
+    FabricOp* got[32];
+    PollPacer pacer;
+    while (done < ops_.size()) {
+      bool progressed = false;
+      while (posted < ops_.size()) {
+        FabricOp& op = ops_[posted];
+        const bool ok = send ? ep_->post_send(send_.data(), bytes, send_desc_, ep_->peer(peer), kPt2ptTag, &op)
+                             : ep_->post_recv(recv_.data(), bytes, recv_desc_, kPt2ptTag, &op);
+        if (!ok) break;
+        ++posted;
+        progressed = true;
+      }
+      const int n = ep_->poll(got, 32, pacer.block_ms());
+      done += static_cast<std::size_t>(n);
+      pacer.note(n > 0 || progressed);
+    }
+  }
+
+  Algo pick(std::size_t count) const {
+    return choose_algo(ctx_.plan->algo, count * dtype_size(ctx_.plan->dtype), ctx_.plan->rd_max_bytes,
+                       ctx_.plan->ring_min_bytes);
+  }
+
+  void run(Algo a, std::size_t count) {
+    switch (a) {
+      case Algo::kRecursiveDoubling:
+        steps_->run(plan_recursive_doubling(nranks_, rank_, count), recv_.data(), recv_desc_);
+        break;
+      case Algo::kRabenseifner:
+        steps_->run(plan_rabenseifner(nranks_, rank_, count), recv_.data(), recv_desc_);
+        break;
+      default: ring_->allreduce(recv_.data(), recv_desc_, count); break;
+    }
+  }
+
   BackendContext ctx_;
   std::string provider_;
   int rank_ = 0, nranks_ = 1;
   std::unique_ptr<FabricEndpoint> ep_;
   std::unique_ptr<FabricRing> ring_;  // after ep_: destroyed first
+  std::unique_ptr<FabricSteps> steps_;
+  std::vector<FabricOp> ops_;
   std::vector<unsigned char> send_, recv_;
   void* send_desc_ = nullptr;
   void* recv_desc_ = nullptr;

@@ -63,6 +63,10 @@ class MpiBackend final : public Backend {
 
   std::string transport() const override { return transport_.summary; }
 
+  bool has_pt2pt() const override { return true; }
+  void send_to(int peer, std::size_t bytes, int window) override { post(peer, bytes, window, true); }
+  void recv_from(int peer, std::size_t bytes, int window) override { post(peer, bytes, window, false); }
+
   Json details() const override {
     Json j;
     j["library"] = transport_.library;
@@ -83,8 +87,21 @@ class MpiBackend final : public Backend {
   }
 
  private:
+  // osu_bw style: a window of non-blocking operations, then wait for all.
+  void post(int peer, std::size_t bytes, int window, bool send) {
+    constexpr int kTag = 77;
+    reqs_.assign(static_cast<std::size_t>(window), MPI_REQUEST_NULL);
+    const int n = static_cast<int>(bytes);
+    for (auto& r : reqs_) {
+      if (send) NP_CHECK_MPI(MPI_Isend(send_.data(), n, MPI_BYTE, peer, kTag, ctx_.comm, &r));
+      else NP_CHECK_MPI(MPI_Irecv(recv_.data(), n, MPI_BYTE, peer, kTag, ctx_.comm, &r));
+    }
+    NP_CHECK_MPI(MPI_Waitall(window, reqs_.data(), MPI_STATUSES_IGNORE));
+  }
+
   BackendContext ctx_;
   int rank_ = 0;
+  std::vector<MPI_Request> reqs_;
   std::vector<unsigned char> send_, recv_;
   MpiTransport transport_;
 };

@@ -15,8 +15,10 @@
 #include "nodeprobe/emit.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/stop.h"
+#include "pt2pt.h"
 #include "report_build.h"
 #include "scaling.h"
+#include "shm_segments.h"
 #include "sweep.h"
 #include "table.h"
 
@@ -72,9 +74,13 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["inplace"] = opt.inplace;
   c["chunk_bytes"] = plan.chunk_bytes;
   c["window"] = opt.window;
+  c["algo"] = to_string(plan.algo);
+  c["rd_max_bytes"] = plan.rd_max_bytes;
+  c["ring_min_bytes"] = plan.ring_min_bytes;
   c["ranks"] = nranks;
   c["hosts"] = hosts.hosts;
   if (opt.mesh) c["mesh"] = true;
+  if (plan.pt2pt) c["pt2pt"] = true;
   if (opt.scaling)
     c["scaling"] = {{"compute_ms", opt.compute_ms}, {"grad_bytes", plan.grad_bytes}, {"bucket_mb", opt.bucket_mb},
                     {"steps", opt.steps}};
@@ -225,6 +231,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
       TargetResult res = run_target(ctx, t, hooks);
       if (talk) {
         if (!res.rows.empty()) out << table_footer(res.rows);
+        if (!res.pt2pt.empty()) out << pt2pt_text(res.pt2pt, t.label());
         if (res.status == Status::kSkip || res.status == Status::kError)
           out << "# " << t.label() << ": " << to_string(res.status) << ": " << res.reason << "\n";
         else
@@ -282,6 +289,8 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
 int run_ranks(Options& opt, int argc, char** argv) {
   const double t_start = steady_clock().now_s();
   install_stop_handlers({kTool, 0, kRankGrace_s, false});
+  // Before MPI_Init: Open MPI's libfabric endpoints create shm regions named with our pid.
+  prepare_rank_segments();
   int provided = MPI_THREAD_SINGLE;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
     std::cerr << kTool << ": MPI_Init_thread failed\n";

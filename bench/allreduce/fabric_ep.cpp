@@ -1,5 +1,7 @@
 #include "fabric_ep.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -7,7 +9,9 @@
 #include "driver.h"
 #include "mpi_util.h"
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/clock.h"
 #include "nodeprobe/stop.h"
+#include "shm_segments.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -17,6 +21,13 @@ constexpr std::uint32_t kFiVersion = FI_VERSION(1, 9);
 std::string core_name(const char* prov) {
   std::string s = prov ? prov : "";
   return s.substr(0, s.find(';'));
+}
+
+std::string endpoint_name(fid_ep* ep) {
+  char name[1024];
+  std::size_t len = sizeof name;
+  NP_CHECK_FI(fi_getname(&ep->fid, name, &len));
+  return std::string(name, len);
 }
 
 template <typename T>
@@ -104,13 +115,14 @@ FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& i
     max_msg_ = info_->ep_attr->max_msg_size;
     tx_depth_ = info_->tx_attr->size;
     rx_depth_ = info_->rx_attr->size;
+    inject_size_ = info_->tx_attr->inject_size;
     mr_mode_ = static_cast<std::uint64_t>(info_->domain_attr->mr_mode);
 
     NP_CHECK_FI(fi_fabric(info_->fabric_attr, &fabric_, nullptr));
     NP_CHECK_FI(fi_domain(fabric_, info_, &domain_, nullptr));
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_TAGGED;
-    cq_attr.size = std::max<std::size_t>(tx_depth_ + rx_depth_, 64);
+    cq_attr.size = std::max<std::size_t>(2 * (tx_depth_ + rx_depth_), 64);
     // A CQ that can block lets an idle rank sleep instead of spinning (ranks
     // sharing cores, CPU-bound tcp); providers without one are polled.
     cq_attr.wait_obj = FI_WAIT_UNSPEC;
@@ -121,24 +133,41 @@ FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& i
     }
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
+    // Over tcp a rank sends from one endpoint and receives on another, so
+    // each TCP connection carries bulk data one way only. With one endpoint,
+    // two ranks that send to each other (a two-rank ring, every exchange of
+    // recursive doubling and Rabenseifner) share one connection both ways,
+    // and the rendezvous messages that let one direction go on wait behind
+    // megabytes of the other direction's data in the socket's send buffer:
+    // each direction then moves about half the time (half the link rate,
+    // measured on 2 netns hosts). shm and efa have no such stream.
+    split_ = core_name(prov_name_.c_str()) == "tcp";
     NP_CHECK_FI(fi_av_open(domain_, &av_attr, &av_, nullptr));
     NP_CHECK_FI(fi_endpoint(domain_, info_, &ep_, nullptr));
     NP_CHECK_FI(fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
     NP_CHECK_FI(fi_ep_bind(ep_, &av_->fid, 0));
+    if (split_) {
+      NP_CHECK_FI(fi_av_open(domain_, &av_attr, &av_rx_, nullptr));
+      NP_CHECK_FI(fi_endpoint(domain_, info_, &ep_rx_, nullptr));
+      NP_CHECK_FI(fi_ep_bind(ep_rx_, &cq_->fid, FI_TRANSMIT | FI_RECV));
+      NP_CHECK_FI(fi_ep_bind(ep_rx_, &av_rx_->fid, 0));
+    }
     if (prov_name_ == "shm") {
       // shm names its region /dev/shm/<pid>:<ep>:<n> by default: a rank killed
       // before closing leaves it behind, and a later process that gets the
       // same pid hangs in setup on the stale region. A random name of ours
-      // cannot collide, and every exit the stop handlers see removes it.
-      std::string shm_name = "nodeprobe-" + random_hex(12);
+      // cannot collide, every exit the stop handlers see removes it, and the
+      // pid in it lets the launcher remove it after a SIGKILL (shm_segments.h).
+      std::string shm_name = own_segment_name(random_hex(8));
       NP_CHECK_FI(fi_setname(&ep_->fid, shm_name.data(), shm_name.size() + 1));
       shm_cleanup_ = register_stop_cleanup("/dev/shm/" + shm_name, CleanupKind::kFile);
     }
     NP_CHECK_FI(fi_enable(ep_));
-    char name[1024];
-    std::size_t len = sizeof name;
-    NP_CHECK_FI(fi_getname(&ep_->fid, name, &len));
-    name_.assign(name, len);
+    name_ = endpoint_name(ep_);
+    if (split_) {
+      NP_CHECK_FI(fi_enable(ep_rx_));
+      name_ += endpoint_name(ep_rx_);
+    }
   } catch (...) {
     close_all();
     throw;
@@ -149,30 +178,43 @@ void FabricEndpoint::connect(MPI_Comm comm) { connect(allgather_strings(comm, na
 
 void FabricEndpoint::connect(const std::vector<std::string>& names) {
   const int nranks = static_cast<int>(names.size());
-  std::string packed;
+  // A split endpoint's name is its sending endpoint's then its receiving one's:
+  // sends go to the peers' receiving endpoints, which know the sending ones.
+  const std::size_t half = split_ ? name_.size() / 2 : name_.size();
+  std::string to_rx, to_tx;
   for (const auto& n : names) {
     if (n.size() != name_.size())
       throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL", "endpoint names differ in length between ranks",
                       "fi_getname()", __FILE__, __LINE__);
-    packed += n;
+    to_rx += split_ ? n.substr(half) : n;
+    to_tx += n.substr(0, half);
   }
-  peers_.assign(names.size(), FI_ADDR_UNSPEC);
-  const int inserted = fi_av_insert(av_, packed.data(), names.size(), peers_.data(), 0, nullptr);
-  NP_CHECK_FI(inserted);
-  if (inserted != nranks)
-    throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL",
-                    "inserted " + std::to_string(inserted) + " of " + std::to_string(nranks) + " addresses",
-                    "fi_av_insert()", __FILE__, __LINE__);
+  auto insert = [&](fid_av* av, const std::string& packed, std::vector<fi_addr_t>& out) {
+    out.assign(names.size(), FI_ADDR_UNSPEC);
+    const int inserted = fi_av_insert(av, packed.data(), names.size(), out.data(), 0, nullptr);
+    NP_CHECK_FI(inserted);
+    if (inserted != nranks)
+      throw_api_error("libfabric", -FI_EINVAL, "FI_EINVAL",
+                      "inserted " + std::to_string(inserted) + " of " + std::to_string(nranks) + " addresses",
+                      "fi_av_insert()", __FILE__, __LINE__);
+  };
+  insert(av_, to_rx, peers_);
+  if (split_) {
+    std::vector<fi_addr_t> senders;
+    insert(av_rx_, to_tx, senders);
+  }
 }
 
 FabricEndpoint::~FabricEndpoint() { close_all(); }
 
 void FabricEndpoint::close_all() noexcept {
+  close_fid(ep_rx_);
   close_fid(ep_);
   unregister_stop_cleanup(shm_cleanup_);  // closing the endpoint removed the region
   shm_cleanup_ = -1;
   for (auto*& mr : mrs_) close_fid(mr);
   mrs_.clear();
+  close_fid(av_rx_);
   close_fid(av_);
   close_fid(cq_);
   close_fid(domain_);
@@ -187,6 +229,7 @@ void* FabricEndpoint::register_memory(void* buf, std::size_t len) {
   NP_CHECK_FI(fi_mr_reg(domain_, buf, len, FI_SEND | FI_RECV, 0, next_key_++, 0, &mr, nullptr));
   mrs_.push_back(mr);
   if (mr_mode_ & FI_MR_ENDPOINT) {
+    if (split_) NP_CHECK_FI(fi_mr_bind(mr, &ep_rx_->fid, 0));
     NP_CHECK_FI(fi_mr_bind(mr, &ep_->fid, 0));
     NP_CHECK_FI(fi_mr_enable(mr));
   }
@@ -201,8 +244,15 @@ bool FabricEndpoint::post_send(const void* buf, std::size_t len, void* desc, fi_
   return true;
 }
 
+bool FabricEndpoint::inject(const void* buf, std::size_t len, fi_addr_t dest, std::uint64_t tag) {
+  const ssize_t rc = fi_tinject(ep_, buf, len, dest, tag);
+  if (rc == -FI_EAGAIN) return false;
+  NP_CHECK_FI(rc);
+  return true;
+}
+
 bool FabricEndpoint::post_recv(void* buf, std::size_t len, void* desc, std::uint64_t tag, FabricOp* op) {
-  const ssize_t rc = fi_trecv(ep_, buf, len, desc, FI_ADDR_UNSPEC, tag, 0, op);
+  const ssize_t rc = fi_trecv(split_ ? ep_rx_ : ep_, buf, len, desc, FI_ADDR_UNSPEC, tag, 0, op);
   if (rc == -FI_EAGAIN) return false;
   NP_CHECK_FI(rc);
   return true;
@@ -231,6 +281,21 @@ int FabricEndpoint::poll(FabricOp** done, int max, int block_ms) {
   return static_cast<int>(n);
 }
 
+int PollPacer::block_ms() const {
+  constexpr int kSpins = 64;
+  constexpr double kSpinFor_s = 0.002;
+  return idle_ > kSpins && steady_clock().now_s() - idle_since_s_ > kSpinFor_s ? 1 : 0;
+}
+
+void PollPacer::note(bool busy) {
+  if (busy) {
+    idle_ = 0;
+    return;
+  }
+  if (idle_++ == 0) idle_since_s_ = steady_clock().now_s();
+  else if (idle_ > 16) sched_yield();
+}
+
 Json FabricEndpoint::describe() const {
   Json j;
   j["provider"] = prov_name_;
@@ -239,9 +304,11 @@ Json FabricEndpoint::describe() const {
   j["libfabric"] = std::to_string(FI_MAJOR(fi_version())) + "." + std::to_string(FI_MINOR(fi_version()));
   j["max_msg_size"] = max_msg_;
   j["tx_size"] = tx_depth_;
+  j["inject_size"] = inject_size_;
   j["rx_size"] = rx_depth_;
   j["mr_local"] = (mr_mode_ & FI_MR_LOCAL) != 0;
-  j["cq_wait"] = can_block_ ? "spin, then block" : "spin";
+  j["cq_wait"] = can_block_ ? "poll, yielding; block after 2 ms idle" : "poll, yielding";
+  j["endpoints"] = split_ ? "one to send, one to receive (each connection carries data one way)" : "one";
   return j;
 }
 

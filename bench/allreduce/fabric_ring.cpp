@@ -1,7 +1,5 @@
 #include "fabric_ring.h"
 
-#include <sched.h>
-
 #include <algorithm>
 
 #include "data.h"
@@ -9,7 +7,6 @@
 namespace nodeprobe::allreduce {
 namespace {
 
-constexpr int kSpinsBeforeBlock = 200;
 constexpr std::size_t kMinChunkBytes = 64 * 1024;
 
 }  // namespace
@@ -58,7 +55,7 @@ void FabricRing::allreduce(unsigned char* data, void* desc, std::size_t count, c
   const fi_addr_t next = ep_.peer(plan_.next());
   std::size_t next_recv = 0, next_send = 0, recvs_left = units, sends_left = units;
   std::size_t recv_inflight = 0, send_inflight = 0;
-  int idle = 0;
+  PollPacer pacer;
   unsigned loops = 0;
   FabricOp* done[32];
   while (recvs_left > 0 || sends_left > 0) {
@@ -109,7 +106,7 @@ void FabricRing::allreduce(unsigned char* data, void* desc, std::size_t count, c
       ++next_send;
       progressed = true;
     }
-    const int n = ep_.poll(done, 32, idle > kSpinsBeforeBlock ? 1 : 0);
+    const int n = ep_.poll(done, 32, pacer.block_ms());
     for (int i = 0; i < n; ++i) {
       FabricOp* op = done[i];
       if (op->kind == 0) {
@@ -127,12 +124,8 @@ void FabricRing::allreduce(unsigned char* data, void* desc, std::size_t count, c
       --recv_inflight;
       --recvs_left;
     }
-    if (n > 0 || progressed) {
-      idle = 0;
-    } else if (++idle > kSpinsBeforeBlock / 2) {
-      // Ranks may share cores (oversubscribed runs, CPU-bound tcp): let the peer run.
-      sched_yield();
-    }
+    // Ranks may share cores (oversubscribed runs, CPU-bound tcp): idle ones yield.
+    pacer.note(n > 0 || progressed);
     // Asked now and then, also while data flows: a slow link must not outlive a deadline either.
     if (stop && (++loops & 63) == 0 && stop()) throw RingStopped("ring allreduce abandoned before it finished");
   }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "driver.h"
+#include "shm_segments.h"
 #include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
 #include "nodeprobe/mpirun.h"
@@ -126,6 +127,8 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
   // (its write is fsynced) can take longer on a loaded node. The user's own
   // setting wins.
+  // The ranks note their pids here, so the regions of those that die by SIGKILL can be removed.
+  so.env_set.push_back(std::string(kRankPidDirEnv) + "=" + dir->path());
   if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
     so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
   set_emergency_writer([&opt, argc, argv] {
@@ -139,6 +142,8 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   }
   const SpawnResult r = run_process(so);
   std::cerr << r.err;
+  for (const auto& name : remove_dead_rank_segments(dir->path()))
+    if (opt.common.verbose) std::cerr << kTool << ": removed " << kShmDir << "/" << name << " of a dead rank\n";
   const StopCause stopped = begin_final_write();
 
   int rc;

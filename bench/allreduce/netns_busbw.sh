@@ -36,22 +36,9 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-bin=$build/bin/nodeprobe-allreduce
-# The toolchain and MPI launcher the build was configured with (setup.sh/CMake
-# write it): RHEL's mpirun is not on PATH.
-# shellcheck disable=SC1091
-[[ -f $build/nodeprobe-env.sh ]] && . "$build/nodeprobe-env.sh"
-mpirun=${NODEPROBE_MPIRUN:-mpirun}
-[[ -x $bin ]] || { echo "netns_busbw.sh: $bin not built" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "netns_busbw.sh: needs python3 to read the report" >&2; exit 2; }
-cluster=$here/scripts/netns-cluster.sh
-out=$(mktemp -d "${TMPDIR:-/tmp}/np-bench-XXXXXX")
-trap '"$cluster" down --id "$id" >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
-
-"$cluster" up 4 --id "$id" --rate "$rate" --owner-pid $$
-hosts=$("$cluster" hosts --id "$id")
-# shellcheck disable=SC2207
-flags=($("$cluster" mpirun-args --id "$id"))
+# shellcheck source=bench/allreduce/netns_lib.sh
+. "$here/bench/allreduce/netns_lib.sh"
+netns_bench_up netns_busbw.sh "$build" "$id" "$rate"
 # Four "hosts" share this machine's cores: every rank yields when idle (MPI
 # too), so neither side wins by spinning.
 run_one() {  # NAME [mpirun MCA flags...]

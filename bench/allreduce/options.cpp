@@ -56,12 +56,22 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(size_range(64))
       ->capture_default_str();
   app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(finite_range(1, 1024));
+  app.add_option("--algo", o.algo,
+                 "fabric: allreduce algorithm: auto (by size: --rd-max, --ring-min), rd (recursive doubling), "
+                 "rabenseifner (recursive-halving reduce-scatter + recursive-doubling allgather), ring")
+      ->check(CLI::IsMember({"auto", "rd", "rabenseifner", "ring"}));
+  app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
+  app.add_option("--ring-min", o.ring_min,
+                 "fabric, --algo auto: the ring from this size (bytes, K/M/G); Rabenseifner between --rd-max and it");
   app.add_option("--iface", o.iface,
                  "Interface for the mesh check, the control channel and fabric over tcp "
                  "(default: NCCL_SOCKET_IFNAME, else the first non-loopback interface)");
   app.add_option("--nccl-net", o.nccl_net, "NCCL network for 'nccl': socket or ofi (aws-ofi-nccl, EFA)")
       ->check(CLI::IsMember({"socket", "ofi"}));
   app.add_flag("--mesh", o.mesh, "Preflight: every rank connects to every other over TCP");
+  app.add_flag("--pt2pt", o.pt2pt,
+               "Instead of the allreduce sweep: latency (half a ping-pong round trip, p50/p99) and bandwidth "
+               "(windows of 64 messages) between every pair of ranks at each size, per mpi/fabric target");
   app.add_option("--mesh-port", o.mesh_port, "Mesh: listen on PORT + local rank (0: any free port)")
       ->check(finite_range(0, 65535));
   app.add_option("--rendezvous-port", o.rendezvous_port,
@@ -111,6 +121,11 @@ Plan make_plan(const Options& o) {
   p.chunk_bytes = size_or_throw("--chunk", o.chunk);
   if (p.chunk_bytes < 64) throw InputError("--chunk must be at least 64 bytes");
   p.grad_bytes = size_or_throw("--grad-bytes", o.grad_bytes);
+  if (!algo_from_string(o.algo, &p.algo)) throw InputError("--algo '" + o.algo + "': use auto, rd, rabenseifner or ring");
+  p.rd_max_bytes = size_or_throw("--rd-max", o.rd_max);
+  p.ring_min_bytes = size_or_throw("--ring-min", o.ring_min);
+  if (p.rd_max_bytes >= p.ring_min_bytes)
+    throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + o.ring_min);
 
   if (!o.compare.empty()) {
     if (!o.backends.empty()) throw InputError("use either --backend or --compare, not both");
@@ -130,6 +145,13 @@ Plan make_plan(const Options& o) {
   if (o.scaling) {
     if (p.compare) throw InputError("--scaling runs over one target: use --backend, not --compare");
     p.sweep = false;
+  }
+  if (o.pt2pt) {
+    if (o.scaling) throw InputError("use either --pt2pt or --scaling, not both");
+    if (p.compare) throw InputError("--pt2pt measures pairs per target: use --backend, not --compare");
+    for (const auto& t : p.targets)
+      if (t.backend == "nccl") throw InputError("--pt2pt runs over mpi and fabric targets, not " + t.label());
+    p.pt2pt = true;
   }
 
   for (const auto& t : p.targets) {

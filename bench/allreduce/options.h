@@ -13,6 +13,7 @@ class App;
 }  // namespace CLI
 
 #include "ar_types.h"
+#include "coll_plan.h"
 #include "nodeprobe/probe_main.h"
 
 namespace nodeprobe::allreduce {
@@ -29,9 +30,13 @@ struct Options {
   int inplace = 1;                    ///< also measure in-place (nccl-tests prints both)
   std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
   int window = 8;                     ///< fabric: chunks in flight per direction
+  std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
+  std::string rd_max = "4K";          ///< fabric auto: recursive doubling up to this size
+  std::string ring_min = "4M";        ///< fabric auto: the ring from this size (Rabenseifner between)
   std::string iface;                  ///< interface for mesh / control / fabric tcp
   std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")
   bool mesh = false;
+  bool pt2pt = false;                 ///< --pt2pt: latency / bandwidth between every pair instead of the allreduce sweep
   int mesh_port = 0;                  ///< 0: ephemeral ports
   int rendezvous_port = 0;
   double mesh_timeout_s = 2;
@@ -50,10 +55,13 @@ struct Plan {
   std::vector<Target> targets;
   bool compare = false;            ///< report target[0] / target[1] per size
   bool sweep = true;               ///< run the size sweep (not with --scaling: it uses targets[0])
+  bool pt2pt = false;              ///< the sweep measures every pair point to point instead
   std::vector<std::size_t> sizes;  ///< bytes
   DType dtype = DType::kFloat32;
   RedOp op = RedOp::kSum;
   std::size_t chunk_bytes = 0;
+  Algo algo = Algo::kAuto;
+  std::size_t rd_max_bytes = 0, ring_min_bytes = 0;
   std::size_t grad_bytes = 0;
   struct Fault {
     int rank = -1;

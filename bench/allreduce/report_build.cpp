@@ -9,6 +9,7 @@
 #include "nodeprobe/stats.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/probe.h"
+#include "pt2pt.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -35,6 +36,7 @@ void add_placement_metrics(ProbeResult& r, const RunData& d, const SizeRow& row,
   add_metric(r, "busbw", p.busbw, bus, axes);
   add_metric(r, "algbw", p.algbw, alg, axes);
   add_metric(r, "time", p.time_us, t, axes);
+  if (p.time_stats.n > 0) add_metric(r, "time_p99", p.time_p99_us, axes);
 }
 
 void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
@@ -49,6 +51,15 @@ void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
     }
   }
   if (!t.rows.empty()) add_metric(r, "avg_busbw", average_busbw(t.rows), target_axes(t));
+  for (const auto& p : t.pt2pt) {
+    Labels axes = target_axes(t);
+    axes["a"] = std::to_string(p.a);
+    axes["b"] = std::to_string(p.b);
+    axes["size"] = std::to_string(p.bytes);
+    add_metric(r, "pt2pt_latency", p.latency_us.median, p.latency_us, axes);
+    add_metric(r, "pt2pt_latency_p99", p.latency_p99_us, axes);
+    add_metric(r, "pt2pt_bw", p.bw_total_GBps, p.bw_GBps, axes);
+  }
 }
 
 void add_scaling_metrics(ProbeResult& r, const ScalingResult& s) {
@@ -75,6 +86,10 @@ void add_scaling_metrics(ProbeResult& r, const ScalingResult& s) {
 Json placement_json(const Placement& p) {
   if (!p.measured) return nullptr;
   Json j = {{"time_us", p.time_us}, {"algbw_GBps", p.algbw}, {"busbw_GBps", p.busbw}};
+  if (p.time_stats.n > 0) {
+    j["time_p50_us"] = p.time_p50_us;
+    j["time_p99_us"] = p.time_p99_us;
+  }
   j["wrong"] = p.wrong < 0 ? Json(nullptr) : Json(p.wrong);
   return j;
 }
@@ -89,12 +104,19 @@ Json target_json(const RunData& d, const TargetResult& t) {
   j["transport"] = t.transport;
   j["details"] = t.details;
   Json rows = Json::array();
-  for (const auto& row : t.rows)
+  for (const auto& row : t.rows) {
     rows.push_back({{"size", row.bytes}, {"count", row.count}, {"type", std::string(to_string(d.dtype))},
                     {"redop", std::string(to_string(d.op))}, {"out_of_place", placement_json(row.oop)},
                     {"in_place", placement_json(row.ip)}});
+    if (!row.algo.empty()) rows.back()["algorithm"] = row.algo;
+  }
   j["table"] = rows;
   j["avg_busbw_GBps"] = average_busbw(t.rows);
+  if (!t.pt2pt.empty()) {
+    Json p = Json::array();
+    for (const auto& row : t.pt2pt) p.push_back(pt2pt_json(row));
+    j["pt2pt"] = p;
+  }
   return j;
 }
 

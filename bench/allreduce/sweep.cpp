@@ -10,6 +10,7 @@
 #include "mpi_util.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/stats.h"
+#include "pt2pt.h"
 
 namespace nodeprobe::allreduce {
 namespace {
@@ -103,10 +104,12 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
   res.transport = b->transport();
 
   try {
-    for (const std::size_t bytes : plan.sizes) {
+    if (plan.pt2pt) res.pt2pt = run_pt2pt(*b, ctx.comm, plan.sizes, opt.warmup, opt.iters, hooks.phase);
+    else for (const std::size_t bytes : plan.sizes) {
       SizeRow row;
       row.bytes = bytes;
       row.count = bytes / esize;
+      row.algo = b->algorithm(row.count);
       for (const bool in_place : {false, true}) {
         if (in_place && !opt.inplace) continue;
         Placement& p = in_place ? row.ip : row.oop;
@@ -134,6 +137,9 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
           for (double s : per_rank) p.rank_time_us.push_back(s * 1e6);
           for (double& s : samples_sum) s = s / nranks * 1e6;
           p.time_stats = compute_stats(samples_sum);
+          std::sort(samples_sum.begin(), samples_sum.end());
+          p.time_p50_us = p.time_stats.median;
+          p.time_p99_us = samples_sum.empty() ? p.time_us : percentile_sorted(samples_sum, 0.99);
         }
         if (opt.check > 0) {
           long wrong = 0;

@@ -19,6 +19,33 @@ std::string placement_cols(const Placement& p) {
   return buf;
 }
 
+// The per-iteration spread, appended after nccl-tests' columns (as its -I 1
+// appends i_p99): parsers of all_reduce_perf output still find theirs in place.
+std::string spread_cols(const Placement& p) {
+  char buf[64];
+  if (!p.measured) std::snprintf(buf, sizeof buf, "  %7s  %7s", "N/A", "N/A");
+  else
+    std::snprintf(buf, sizeof buf, "  %7s  %7s", format_time_us(p.time_p50_us).c_str(),
+                  format_time_us(p.time_p99_us).c_str());
+  return buf;
+}
+
+// "8-8K rd, 16K-256K rabenseifner, 512K-64M ring": consecutive sizes with one algorithm.
+std::string algo_ranges(const std::vector<SizeRow>& rows) {
+  std::string out;
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i;
+    while (j + 1 < rows.size() && rows[j + 1].algo == rows[i].algo) ++j;
+    if (!rows[i].algo.empty()) {
+      out += (out.empty() ? "" : ", ") + format_size(rows[i].bytes);
+      if (j > i) out += "-" + format_size(rows[j].bytes);
+      out += " " + rows[i].algo;
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string format_time_us(double us) {
@@ -31,12 +58,16 @@ std::string format_time_us(double us) {
 
 std::string table_header() {
   char l1[200], l2[200], l3[200];
-  std::snprintf(l1, sizeof l1, "#%57s%-34s%s\n", "", "   out-of-place", "   in-place");
-  std::snprintf(l2, sizeof l2, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "size",
+  std::snprintf(l1, sizeof l1, "#%57s%-34s%-34s%s\n", "", "   out-of-place", "   in-place",
+                "  out-of-place  in-place");
+  std::snprintf(l2, sizeof l2,
+                "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s\n", "size",
                 "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-                "#wrong");
-  std::snprintf(l3, sizeof l3, "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s\n", "(B)",
-                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+                "#wrong", "p50", "p99", "p50", "p99");
+  std::snprintf(l3, sizeof l3,
+                "#%11s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s\n", "(B)",
+                "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+                "(us)", "(us)", "(us)");
   return std::string(l1) + l2 + l3;
 }
 
@@ -44,7 +75,7 @@ std::string table_row(const SizeRow& row, DType type, RedOp op) {
   char head[96];
   std::snprintf(head, sizeof head, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count,
                 std::string(to_string(type)).c_str(), std::string(to_string(op)).c_str(), -1);
-  return head + placement_cols(row.oop) + placement_cols(row.ip) + "\n";
+  return head + placement_cols(row.oop) + placement_cols(row.ip) + spread_cols(row.oop) + spread_cols(row.ip) + "\n";
 }
 
 std::string table_footer(const std::vector<SizeRow>& rows) {
@@ -53,9 +84,12 @@ std::string table_footer(const std::vector<SizeRow>& rows) {
     for (const Placement* p : {&r.oop, &r.ip})
       if (p->wrong > 0) wrong += p->wrong;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n", wrong,
+  std::snprintf(buf, sizeof buf, "# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", wrong,
                 wrong ? "FAILED" : "OK", average_busbw(rows));
-  return buf;
+  std::string out = buf;
+  const std::string algos = algo_ranges(rows);
+  if (!algos.empty()) out += "# Algorithm by size    : " + algos + "\n";
+  return out + "#\n";
 }
 
 std::string ratio_table(const TargetResult& a, const TargetResult& b) {

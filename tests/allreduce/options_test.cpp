@@ -65,6 +65,26 @@ TEST(Options, BadInputSaysWhy) {
   EXPECT_EQ(error_of({"-d", "bfloat16", "--backend", "nccl"}), "");
 }
 
+TEST(Options, AlgorithmAndThresholds) {
+  const Plan d = plan_of({});
+  EXPECT_EQ(d.algo, Algo::kAuto);
+  EXPECT_LT(d.rd_max_bytes, d.ring_min_bytes);
+  const Plan p = plan_of({"--algo", "rabenseifner", "--rd-max", "1K", "--ring-min", "2M"});
+  EXPECT_EQ(p.algo, Algo::kRabenseifner);
+  EXPECT_EQ(p.rd_max_bytes, 1024u);
+  EXPECT_EQ(p.ring_min_bytes, 2u << 20);
+  EXPECT_NE(error_of({"--rd-max", "1M", "--ring-min", "64K"}).find("must be below --ring-min"), std::string::npos);
+  EXPECT_NE(error_of({"--rd-max", "x"}).find("not a size"), std::string::npos);
+}
+
+TEST(Options, Pt2ptReplacesTheSweepForMpiAndFabric) {
+  const Plan p = plan_of({"--pt2pt", "--backend", "mpi,fabric:shm"});
+  EXPECT_TRUE(p.pt2pt);
+  EXPECT_NE(error_of({"--pt2pt", "--backend", "nccl"}).find("mpi and fabric"), std::string::npos);
+  EXPECT_NE(error_of({"--pt2pt", "--scaling"}).find("not both"), std::string::npos);
+  EXPECT_NE(error_of({"--pt2pt", "--compare", "mpi,tcp"}).find("use --backend"), std::string::npos);
+}
+
 TEST(Options, MeshAloneMeasuresNoBackend) {
   EXPECT_TRUE(plan_of({"--mesh"}).targets.empty());
   const Plan sc = plan_of({"--scaling", "--backend", "fabric:tcp,mpi"});

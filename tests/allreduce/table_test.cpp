@@ -16,6 +16,8 @@ SizeRow row(std::size_t bytes, double time_us, double algbw, double busbw, long 
   r.oop.algbw = algbw;
   r.oop.busbw = busbw;
   r.oop.wrong = wrong;
+  r.oop.time_p50_us = time_us * 0.9;
+  r.oop.time_p99_us = time_us * 1.5;
   r.ip = r.oop;
   return r;
 }
@@ -37,7 +39,8 @@ TEST(Table, HeaderHasNcclTestsColumns) {
 TEST(Table, RowParsesLikeAllReducePerfOutput) {
   // The line from nccl-tests' docs: 1 GiB float sum, 4511.2 us, 238.02 / 446.28 GB/s.
   const auto f = fields(table_row(row(1073741824, 4511.2, 238.02, 446.28, 0), DType::kFloat32, RedOp::kSum));
-  ASSERT_EQ(f.size(), 13u);
+  // nccl-tests' 13 columns in place, then p50 and p99 per placement.
+  ASSERT_EQ(f.size(), 17u);
   EXPECT_EQ(f[0], "1073741824");
   EXPECT_EQ(f[1], "268435456");
   EXPECT_EQ(f[2], "float");
@@ -47,6 +50,20 @@ TEST(Table, RowParsesLikeAllReducePerfOutput) {
   EXPECT_EQ(f[6], "238.02");
   EXPECT_EQ(f[7], "446.28");
   EXPECT_EQ(f[8], "0");
+  EXPECT_EQ(f[13], "4060.1");
+  EXPECT_EQ(f[14], "6766.8");
+}
+
+TEST(Table, TrailerNamesTheAlgorithmBySize) {
+  std::vector<SizeRow> rows = {row(8, 1, 1, 1, 0), row(16, 1, 1, 1, 0), row(32, 1, 1, 1, 0), row(1024, 1, 1, 1, 0)};
+  rows[0].algo = rows[1].algo = "rd";
+  rows[2].algo = "rabenseifner";
+  rows[3].algo = "ring";
+  EXPECT_NE(table_footer(rows).find("# Algorithm by size    : 8-16 rd, 32 rabenseifner, 1K ring\n"),
+            std::string::npos)
+      << table_footer(rows);
+  EXPECT_EQ(table_footer({row(8, 1, 1, 1, 0)}).find("Algorithm"), std::string::npos);  // mpi, nccl: their library's
+  EXPECT_NE(table_header().find("p99"), std::string::npos);
 }
 
 TEST(Table, TimeFormatsFollowNcclTests) {

@@ -155,6 +155,22 @@ RemoveResult remove_tree(const std::string& dir_in, const RemoveOptions& opt) {
   return res;
 }
 
+std::vector<std::string> remove_own_files_in(const std::string& dir,
+                                             const std::function<bool(const std::string&)>& pick) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) fail(errno, dir, "open(O_DIRECTORY|O_NOFOLLOW)");
+  std::vector<std::string> removed;
+  const uid_t me = ::geteuid();
+  for (const auto& name : names_in(fd.get(), dir)) {
+    if (!pick(name)) continue;
+    struct stat st {};
+    if (::fstatat(fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != me) continue;
+    if (::unlinkat(fd.get(), name.c_str(), 0) == 0) removed.push_back(name);
+  }
+  return removed;
+}
+
 std::string temp_parent() {
   const char* t = std::getenv("TMPDIR");
   return t && *t ? t : "/tmp";

@@ -49,6 +49,13 @@ struct RemoveResult {
 /// removed. The marker goes last, so an interrupted removal stays recognisable.
 RemoveResult remove_tree(const std::string& dir, const RemoveOptions& opt = {});
 
+/// Removes the regular files directly in `dir` (a shared directory such as
+/// /dev/shm, no marker) whose name `pick` accepts and whose owner is this
+/// process's effective user: links, directories and other users' files stay.
+/// Entries are checked and removed relative to `dir`'s descriptor. Returns the
+/// names removed; throws ApiError when `dir` cannot be opened.
+std::vector<std::string> remove_own_files_in(const std::string& dir, const std::function<bool(const std::string&)>& pick);
+
 /// Creates PARENT/PREFIX-XXXXXX (mode 0700, unpredictable name) holding the
 /// ownership marker. Throws ApiError.
 std::string make_owned_temp_dir(const std::string& parent, const std::string& prefix);

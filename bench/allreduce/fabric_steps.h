@@ -1,0 +1,46 @@
+#pragma once
+/// Runs a schedule of exchanges (coll_plan.h) over one libfabric endpoint:
+/// each step posts its receive and its send (in pieces of at most the
+/// provider's message size, a window of them in flight), waits for both and
+/// reduces what arrived. The fabric backend's recursive doubling and
+/// Rabenseifner allreduce; the ring stays in FabricRing (pipelined across steps).
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "ar_types.h"
+#include "coll_plan.h"
+#include "fabric_ep.h"
+
+namespace nodeprobe::allreduce {
+
+class FabricSteps {
+ public:
+  /// Pieces of at most `max_piece_bytes` (and the provider's limit), `window`
+  /// in flight per direction; a scratch buffer of `max_count` elements
+  /// registered with `ep` takes what a reducing step receives.
+  FabricSteps(FabricEndpoint& ep, DType dtype, RedOp op, std::size_t max_count, std::size_t max_piece_bytes,
+              std::size_t window);
+
+  /// Runs `steps` on `data` (registered as `desc`). `stop` as FabricRing's;
+  /// throws RingStopped. avg is summed; the caller divides.
+  void run(const std::vector<XferStep>& steps, unsigned char* data, void* desc,
+           const std::function<bool()>& stop = {});
+
+ private:
+  std::uint64_t tag(int step_tag, std::size_t piece) const;
+
+  FabricEndpoint& ep_;
+  DType dtype_;
+  RedOp op_;
+  std::size_t piece_elems_ = 1, window_ = 1;
+  std::vector<unsigned char> scratch_;
+  void* scratch_desc_ = nullptr;
+  std::uint64_t seq_ = 0;
+  std::vector<FabricOp> ops_;
+  std::vector<std::size_t> deferred_;
+};
+
+}  // namespace nodeprobe::allreduce

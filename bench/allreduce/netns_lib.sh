@@ -1,0 +1,28 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # bin, mpirun, hosts, flags are the caller's
+# Sourced by the allreduce netns benchmarks (netns_busbw.sh, netns_algos.sh):
+# finds the built probe and the build's MPI launcher, brings up a 4-host netns
+# cluster with shaped links and removes it (and the scratch folder) on exit.
+#   netns_bench_up NAME BUILD ID RATE
+# sets: bin, mpirun, out (scratch folder), hosts (for mpirun -H), flags (mpirun arguments).
+netns_bench_up() {
+  local name=$1 build=$2 id=$3 rate=$4
+  local here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  bin=$build/bin/nodeprobe-allreduce
+  # The toolchain and MPI launcher the build was configured with (setup.sh/CMake
+  # write it): RHEL's mpirun is not on PATH.
+  # shellcheck disable=SC1091
+  [[ -f $build/nodeprobe-env.sh ]] && . "$build/nodeprobe-env.sh"
+  mpirun=${NODEPROBE_MPIRUN:-mpirun}
+  [[ -x $bin ]] || { echo "$name: $bin not built" >&2; exit 2; }
+  command -v python3 >/dev/null || { echo "$name: needs python3 to read the reports" >&2; exit 2; }
+  netns_cluster=$here/scripts/netns-cluster.sh
+  netns_id=$id
+  out=$(mktemp -d "${TMPDIR:-/tmp}/np-bench-XXXXXX")
+  trap '"$netns_cluster" down --id "$netns_id" >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
+  "$netns_cluster" up 4 --id "$id" --rate "$rate" --owner-pid $$
+  hosts=$("$netns_cluster" hosts --id "$id")
+  # shellcheck disable=SC2207
+  flags=($("$netns_cluster" mpirun-args --id "$id"))
+}
