@@ -21,8 +21,8 @@ trap 'nodeprobe-io clean --dir "$work/files" -q >/dev/null 2>&1 || true;
 
 # Hostnames, argv and paths of this machine stay in the files: they are what a
 # user's report holds, and no test depends on them.
-nodeprobe-io prepare --dir "$work/files" --files 1000 --size 110k -q --json /dev/null
-nodeprobe-io prepare --dir "$work/shards" --files 1000 --size 110k --shards 4 -q --json /dev/null
+nodeprobe-io prepare --dir "$work/files" --files 1000 --size 110kB -q --json /dev/null
+nodeprobe-io prepare --dir "$work/shards" --files 1000 --size 110kB --shards 4 -q --json /dev/null
 nodeprobe-io read --dir "$work/files" -w 2 -p 2 --step-ms 1 --epochs 2 -q --json "$out/io-read.json" || true
 nodeprobe-io sweep --dir "$work/files" --dir "$work/shards" --step-ms 2 --workers-list 1,2 --prefetch-list 1,2 \
   --seconds-per-point 0.5 --exhaustive -q --json "$out/io-sweep.json" || true

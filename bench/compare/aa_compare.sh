@@ -99,7 +99,7 @@ done
 printf 'A/A: %d of %d pairs exit 0 (ratio %.2f)\n' "$ok" "$pairs" "$(awk -v a="$ok" -v b="$pairs" 'BEGIN {print a / b}')"
 
 echo "== A real setting change: nodeprobe-io read -w 2 -p 2 vs -w 1 -p 1 (1500 x 110 kB, --step-ms 1, $epochs epochs)"
-"$npio" prepare --dir "$work/ds" --files 1500 --size 110k --quiet --json "$work/prepare.json" >/dev/null || exit 2
+"$npio" prepare --dir "$work/ds" --files 1500 --size 110kB --quiet --json "$work/prepare.json" >/dev/null || exit 2
 read_with() {  # workers prefetch output [prefix command...]
   local w=$1 p=$2 out=$3; shift 3
   "$@" "$npio" read --dir "$work/ds" -w "$w" -p "$p" --step-ms 1 --epochs "$epochs" --quiet --json "$out" >/dev/null

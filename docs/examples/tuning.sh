@@ -8,7 +8,7 @@
 set -u
 dir=${1:-$(mktemp -d "${TMPDIR:-/tmp}/nodeprobe-tuning-XXXXXX")}
 cd "$dir" || exit 2
-nodeprobe-io prepare --dir ds --files 1500 --size 110k --quiet --json prepare.json || exit 2
+nodeprobe-io prepare --dir ds --files 1500 --size 110kB --quiet --json prepare.json || exit 2
 read_with() {  # workers prefetch output
   nodeprobe-io read --dir ds -w "$1" -p "$2" --step-ms 1 --epochs 3 --quiet --json "$3"
 }

@@ -3,6 +3,7 @@
 // the one emit path (issue 12): real processes, the reports they leave.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,17 @@ class Feed {
     }
   }
   const std::string& path() const { return path_; }
+  /// Waits until the reader has taken everything written (the FIFO is
+  /// empty): it is running and reading, whatever the machine's load. A fixed
+  /// sleep lost that race under load (the signal came before the read began).
+  bool drained(double timeout_s) const {
+    return testing::wait_for(
+        [&] {
+          int n = -1;
+          return ::ioctl(fd_, FIONREAD, &n) == 0 && n == 0;
+        },
+        timeout_s);
+  }
 
  private:
   std::string path_;
@@ -79,7 +91,8 @@ TEST(DiagStop, SigintWhileReadingKeepsWhatWasRead) {
   Feed feed(d.file("in"));
   Background p({bin("nodeprobe"), "diag", "--log", "-", "--json", d.file("r.json"), "-q"}, {}, feed.path());
   feed.write(kXid);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(feed.drained(30)) << p.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the line it took is judged before the stop
   p.signal(SIGINT);
   // Lines keep coming: the reader returns and sees the stop.
   for (int i = 0; i < 50 && testing::process_alive(p.pid()); ++i) {
@@ -100,7 +113,8 @@ TEST(DiagStop, ReadThatNeverReturnsStillLeavesAReportAfterTheGrace) {
   Feed feed(d.file("in"));
   Background p({bin("nodeprobe"), "diag", "--log", "-", "--json", d.file("r.json"), "-q"}, {}, feed.path());
   feed.write(kXid);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(feed.drained(30)) << p.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   p.signal(SIGTERM);  // nothing more is written: the read blocks for good
   ASSERT_EQ(p.wait(30), 130) << p.err();
   EXPECT_NE(p.err().find("did not stop in time"), std::string::npos) << p.err();

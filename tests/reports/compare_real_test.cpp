@@ -60,7 +60,7 @@ const Json* verdict_of(const Cmp& c, const std::string& name) {
 class RealIo : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto r = run({bin("nodeprobe-io"), "prepare", "--dir", tmp.file("ds"), "--files", "1500", "--size", "110k",
+    const auto r = run({bin("nodeprobe-io"), "prepare", "--dir", tmp.file("ds"), "--files", "1500", "--size", "110kB",
                         "--quiet", "--json", tmp.file("prep.json")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
