@@ -72,7 +72,8 @@ print(f"  exit {sys.argv[2]}: {s['worse']} worse, {s['ambiguous']} ambiguous, {s
 for m in c["metrics"]:
     if m["verdict"] == "worse":
         labels = "".join("{" + ",".join(f"{k}={v}" for k, v in m["labels"].items()) + "}" for _ in [0] if m.get("labels"))
-        print(f"    worse: {m['probe']}/{m['name']}{labels} {m.get('delta_pct', float('nan')):+.1f} %")
+        d = m.get("delta_pct")  # null when infinite (before was 0)
+        print(f"    worse: {m['probe']}/{m['name']}{labels} {float('nan') if d is None else d:+.1f} %")
 for cause in c.get("causes", []):
     for line in cause.get("text", []):
         print(f"    cause: {line}")
