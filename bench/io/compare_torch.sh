@@ -26,7 +26,7 @@ mkdir -p "$dir"
 ds="$dir/torch-files"
 echo "# preparing $samples samples of 110 kB in $ds" >&2
 # Equal sizes, so PyTorch's default collate can stack a batch like our staging slot holds one.
-"$np" prepare --dir "$ds" --files "$samples" --size 110k --size-spread 0 --overwrite -q >/dev/null
+"$np" prepare --dir "$ds" --files "$samples" --size 110kB --size-spread 0 --overwrite -q >/dev/null
 
 common=(-w "$workers" -b "$batch" -p "$prefetch" -e "$epochs")
 np_sps() {

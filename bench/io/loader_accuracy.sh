@@ -18,7 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 files=4000
-size=110k
+size=110kB
 steps=6,12,24
 caches=cold,warm
 spp=3
