@@ -7,7 +7,7 @@
 # With --workers W1,W2,..., one sweep per worker count instead (its grid is
 # that count at --prefetch P, default 2): predicted vs real AU in every cell.
 #
-#   bench/io/loader_accuracy.sh [--build-dir build] [--dir DIR] [--files 4000] [--size 110k]
+#   bench/io/loader_accuracy.sh [--build-dir build] [--dir DIR] [--files 4000] [--size 110kB]
 #                               [--steps 6,12,24] [--caches cold,warm] [--seconds-per-point 3]
 #                               [--workers 1,2,4 [--prefetch 2]]
 #                               [--pipeline raw] [--keep] [-- extra sweep flags]
