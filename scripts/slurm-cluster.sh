@@ -97,7 +97,7 @@ write_conf() {
     echo "SelectType=select/linear"
     echo "SchedulerType=sched/builtin"
     echo "ReturnToService=2"
-    echo "SlurmdTimeout=30"
+    echo "SlurmdTimeout=300"  # a loaded test machine must not mark its nodes down
     echo "InactiveLimit=0"
     echo "KillWait=5"
     echo "MinJobAge=30"

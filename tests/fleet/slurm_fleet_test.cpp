@@ -115,10 +115,10 @@ TEST(FleetSlurm, SrunStartsOneRankPerNodeAndTheSlowHostIsTheOnlyNodeOutlier) {
   SlurmCluster c(4, {"--rate", "50mbit", "--host-rate", "3:12mbit"});
   NEED_SLURM(c);
   SharedDir dir;
-  const SpawnResult r = c.slurm({"srun", "-N", "4", "--ntasks-per-node=1", "--mpi=pmix", nt::bin("nodeprobe"),
+  const SpawnResult r = c.slurm({"srun", "--immediate=60", "--time=3", "-N", "4", "--ntasks-per-node=1", "--mpi=pmix", nt::bin("nodeprobe"),
                                  "fleet", "--skip", "local,ring", "--pair-bytes", "1M", "--stall-timeout", "20",
                                  "--json", dir.file("fleet.json")},
-                                240);
+                                200);
   ASSERT_TRUE(fs::exists(dir.file("fleet.json"))) << r.describe() << r.err << r.out;
   const FleetReport f = load_fleet_report(dir.file("fleet.json"));
   ASSERT_EQ(f.nodes.size(), 4u) << r.out;
@@ -140,7 +140,7 @@ TEST(FleetSlurm, SrunStartsOneRankPerNodeAndTheSlowHostIsTheOnlyNodeOutlier) {
   EXPECT_EQ(r.exit_code, 1) << "srun passes rank 0's exit code: a node to drain\n" << r.err;
 
   // nodeprobe-allreduce the same way (docs/allreduce.md): one rank per node, data checked.
-  const SpawnResult ar = c.slurm({"srun", "-N", "4", "--ntasks-per-node=1", "--mpi=pmix", nt::bin("nodeprobe-allreduce"),
+  const SpawnResult ar = c.slurm({"srun", "--immediate=60", "--time=3", "-N", "4", "--ntasks-per-node=1", "--mpi=pmix", nt::bin("nodeprobe-allreduce"),
                                   "--backend", "mpi,fabric:tcp", "-b", "64K", "-e", "64K", "-n", "3", "--json",
                                   dir.file("ar.json")},
                                  120);
@@ -235,7 +235,7 @@ TEST(FleetSlurm, TheDocumentedPrologDrainsTheNodeWithNodeprobesReasonAndTheOther
   write_wrappers(c, dir);
   // A job given host 2: its prolog drains it with nodeprobe's reason; the
   // job fails to start there, and the good hosts still take jobs.
-  const SpawnResult job = c.slurm({"srun", "-N", "2", "--ntasks-per-node=1", "--mpi=none", "-w",
+  const SpawnResult job = c.slurm({"srun", "--immediate=60", "--time=3", "-N", "2", "--ntasks-per-node=1", "--mpi=none", "-w",
                                    c.host(1) + "," + c.host(2), "hostname"},
                                   90);
   auto nodes = wait_nodes(c, 30, [&](auto& n) { return n[c.host(2)].rfind("drain", 0) == 0; });
@@ -244,7 +244,7 @@ TEST(FleetSlurm, TheDocumentedPrologDrainsTheNodeWithNodeprobesReasonAndTheOther
   EXPECT_NE(job.exit_code, 0) << job.out;
   EXPECT_NE(h2.find("|nodeprobe: gpu.not_found: "), std::string::npos)
       << "nodeprobe's reason, not Slurm's \"Prolog error\": " << h2;
-  const SpawnResult good = c.slurm({"srun", "-N", "2", "--ntasks-per-node=1", "--mpi=none", "-x", c.host(2),
+  const SpawnResult good = c.slurm({"srun", "--immediate=60", "--time=3", "-N", "2", "--ntasks-per-node=1", "--mpi=none", "-x", c.host(2),
                                     "hostname"},
                                    60);
   EXPECT_EQ(good.exit_code, 0) << good.err;
