@@ -4,7 +4,8 @@
 # tested on one machine: munged and slurmctld in the root namespace (on the
 # cluster bridge, 198.18.<id>.254), one slurmd per test host inside its
 # network namespace and its own UTS namespace (hostname np<id>-h<i>, as the
-# Slurm node name). Everything lives under the state dir; nothing in /etc.
+# Slurm node name) and PMIx directory. Everything lives under the state dir;
+# nothing in /etc.
 #
 #   slurm-cluster.sh up N [--id K] [--health PROGRAM] [--health-interval S] [--prolog PROGRAM]
 #                         [--owner-pid PID] [netns-cluster.sh up flags]
@@ -32,7 +33,7 @@ prolog=""
 passthrough=()
 
 die() { printf 'slurm-cluster.sh: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 [[ $# -ge 1 ]] || { usage >&2; exit 64; }
 cmd=$1; shift
@@ -158,12 +159,17 @@ up() {
   for ((i = 1; i <= count; i++)); do
     ns=$(ns_name "$i")
     mkdir -p "$dir/spool/np${id}-h$i"
-    mkdir -p "$dir/tmp/np${id}-h$i"
-    # nsenter, not ip netns exec: slurmd needs the host's /sys (cgroups). Each
-    # node has its own network, hostname and /tmp (PMIx keeps per-step
-    # directories there, as on separate machines).
-    nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private sh -c \
-      "mount --bind '$dir/tmp/np${id}-h$i' /tmp && hostname np${id}-h$i && SLURM_CONF=$conf exec slurmd -N np${id}-h$i"
+    # Each node reads its own copy of the configuration, whose mpi.conf gives
+    # PMIx a directory of the node's own: PMIx names its per-step directory
+    # by job and step only, so nodes sharing one /tmp would collide (the
+    # filesystem, /tmp included, stays shared so the build tree is seen).
+    local node=np${id}-h$i nconf=$dir/conf/np${id}-h$i
+    mkdir -p "$nconf" "$dir/pmix/$node"
+    cp "$conf" "$dir/cgroup.conf" "$nconf/"
+    echo "PMIxCliTmpDirBase=$dir/pmix/$node" > "$nconf/mpi.conf"
+    # nsenter, not ip netns exec: slurmd needs the host's /sys (cgroups).
+    nsenter --net="/run/netns/$ns" unshare --uts sh -c \
+      "hostname $node && SLURM_CONF=$nconf/slurm.conf exec slurmd -N $node"
   done
   wait_nodes_idle || die "the slurmd of every host did not register within 30 s (logs: $dir/*.log)"
   trap - ERR INT TERM

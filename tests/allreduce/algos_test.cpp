@@ -16,7 +16,9 @@ const std::vector<std::string> kAuto = {"-b", "4", "-e", "16K", "-f", "16", "-n"
 
 void expect_every_algorithm(const ArRun& r, const std::string& target) {
   ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
-  EXPECT_EQ(r.status(), "pass") << r.reason() << "\n" << r.proc.err;
+  // warn is allowed: a machine with low limits (the dirty-host pass) warns
+  // about its environment; what is checked here is the data and the choice.
+  EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason() << "\n" << r.proc.err;
   std::string id = "data." + target;
   for (char& c : id)
     if (c == ':') c = '.';

@@ -59,7 +59,7 @@ TEST(Table, TrailerNamesTheAlgorithmBySize) {
   rows[0].algo = rows[1].algo = "rd";
   rows[2].algo = "rabenseifner";
   rows[3].algo = "ring";
-  EXPECT_NE(table_footer(rows).find("# Algorithm by size    : 8-16 rd, 32 rabenseifner, 1K ring\n"),
+  EXPECT_NE(table_footer(rows).find("# Algorithm by size    : 8 B-16 B rd, 32 B rabenseifner, 1 KiB ring\n"),
             std::string::npos)
       << table_footer(rows);
   EXPECT_EQ(table_footer({row(8, 1, 1, 1, 0)}).find("Algorithm"), std::string::npos);  // mpi, nccl: their library's

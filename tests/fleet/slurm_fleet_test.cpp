@@ -1,6 +1,6 @@
 // nodeprobe under a real Slurm (scripts/slurm-cluster.sh: slurmctld and
 // munged here, one slurmd per netns test host with its own hostname and
-// /tmp): `srun` starts the fleet through Open MPI's PMIx support, and the
+// PMIx directory): `srun` starts the fleet through Open MPI's PMIx support, and the
 // HealthCheckProgram script of docs/accept.md, run by slurmd itself, drains
 // the node nodeprobe says to drain with nodeprobe's reason and leaves the
 // others. Skipped without root, network namespaces or Slurm (scripts/test.sh
@@ -176,13 +176,13 @@ void write_executable(const std::string& path, const std::string& text) {
 /// The documented script with this machine's paths: the binary (a wrapper
 /// that makes host 2 "a p4d.24xlarge with no GPU": the health decision's own
 /// tests cover the findings, these cover Slurm's side), scontrol's
-/// configuration (no /etc/slurm here), and per-node files in /tmp (each test
-/// host has its own /tmp; /run and /var/log are shared here).
+/// configuration (no /etc/slurm here), and per-node files (the test hosts
+/// share one filesystem: each node's files get its name).
 std::string localise(std::string script, const SharedDir& dir) {
   script = replace_all(script, "/opt/nodeprobe/bin/nodeprobe", dir.file("nodeprobe"));
   script = replace_all(script, "/usr/bin/scontrol", dir.file("scontrol"));
-  script = replace_all(script, "/var/log/nodeprobe", "/tmp/nodeprobe-log");
-  return replace_all(script, "/run/nodeprobe-", "/tmp/nodeprobe-");
+  script = replace_all(script, "/var/log/nodeprobe", dir.file("log-$SLURMD_NODENAME"));
+  return replace_all(script, "/run/nodeprobe-", dir.file("$SLURMD_NODENAME-"));
 }
 
 void write_wrappers(const SlurmCluster& c, const SharedDir& dir) {
