@@ -65,9 +65,24 @@ void add_node_finding(FleetNode& n, const std::string& title, const std::string&
   n.findings.push_back(std::move(f));
 }
 
-// Pairs: ratio to the median, each node's score (the median of its pairs),
-// node outliers by score, and link outliers: a pair well below what both of
-// its ends reach with everyone else.
+// The best a pair did: its fastest timed allreduce. A bad link is slow in
+// every one; a pair whose median dipped (a busy moment, a TCP stall) but that
+// reached its ends' speed once is noise, not a link to replace.
+double pair_best(const FleetPair& p) { return p.stats.n > 0 ? std::max(p.stats.max, p.busbw) : p.busbw; }
+
+// A pair is a link suspect when even its best is well below what both of its
+// ends reach (the lower of the two nodes' scores): the link, not either node.
+bool link_suspect(const FleetPair& p, double score_a, double score_b, const OutlierOptions& o) {
+  const double expect = std::min(score_a, score_b);
+  return expect > 0 && pair_best(p) < o.share * expect;
+}
+
+// Pairs: ratio to the median, each node's score, node outliers by score, and
+// link outliers: a pair well below what both of its ends reach with everyone
+// else. A node's score is the median of its pairs once its link suspects are
+// set aside: a pair runs no faster than either end, so a slow node is slow in
+// (most of) its pairs, while one slow link lowers one pair of each end and
+// must not, with one noisy pair more, make either end look slow.
 void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   std::vector<double> all;
   for (const auto& p : r.pairs)
@@ -76,22 +91,30 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   for (auto& p : r.pairs) p.ratio_to_median = p.status == Status::kPass && med > 0 ? p.busbw / med : 0;
   if (all.empty()) return;
 
-  std::map<std::string, std::vector<double>> per_node;
-  for (const auto& p : r.pairs)
-    if (p.status == Status::kPass && p.busbw > 0) {
+  auto node_scores = [&](const std::map<std::string, double>* first) {
+    std::map<std::string, std::vector<double>> per_node;
+    for (const auto& p : r.pairs) {
+      if (p.status != Status::kPass || p.busbw <= 0) continue;
+      if (first && link_suspect(p, first->at(p.a), first->at(p.b), o)) continue;
       per_node[p.a].push_back(p.busbw);
       per_node[p.b].push_back(p.busbw);
     }
-  std::map<std::string, double> score;
+    std::map<std::string, double> score;
+    for (const auto& [host, v] : per_node) score[host] = median_of(v);
+    return score;
+  };
+  const std::map<std::string, double> first = node_scores(nullptr);
+  // At least half of a node's pairs are at or above its first score, so none
+  // loses every pair here.
+  std::map<std::string, double> score = node_scores(&first);
   std::vector<double> scores;
   for (auto& n : r.nodes) {
-    auto it = per_node.find(n.host);
-    if (it == per_node.end()) continue;
-    score[n.host] = median_of(it->second);
-    scores.push_back(score[n.host]);
+    auto it = score.find(n.host);
+    if (it == score.end()) continue;
+    scores.push_back(it->second);
     Metric m;
     m.name = "pair_busbw";
-    m.value = score[n.host];
+    m.value = it->second;
     m.unit = "GB/s";
     m.better = Better::kHigher;
     m.labels = {{"of", "median of its pairs"}};
@@ -121,8 +144,8 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   }
   for (const auto& p : r.pairs) {
     if (p.status != Status::kPass || p.busbw <= 0 || slow_nodes.count(p.a) || slow_nodes.count(p.b)) continue;
+    if (!link_suspect(p, score[p.a], score[p.b], o)) continue;
     const double expect = std::min(score[p.a], score[p.b]);
-    if (!(expect > 0) || p.busbw >= o.share * expect) continue;
     FleetOutlier x;
     x.kind = "link";
     x.host = p.a;
@@ -132,8 +155,8 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
     x.fleet_median = expect;
     x.ratio = p.busbw / expect;
     x.reason = "the link " + p.a + " <-> " + p.b + " carries " + fmt(x.ratio) + " x what both ends reach with " +
-               "the other nodes (" + format_number(expect) + " GB/s; below " + pct(o.share) +
-               "): cable, switch port or path, not either node";
+               "the other nodes (" + format_number(expect) + " GB/s), and its best allreduce " +
+               fmt(pair_best(p) / expect) + " x (below " + pct(o.share) + "): cable, switch port or path, not either node";
     x.action = "contact-support";
     FleetFinding f;
     f.id = "fleet.outlier";
@@ -301,7 +324,7 @@ bool is_outlier(double v, const RobustSpread& s, Better better, const OutlierOpt
     return true;
   }
   const double sigma = kMadScale * s.mad;
-  if (sigma > 0 && bad > o.mad_k * sigma && bad / s.median >= o.min_deviation) {
+  if (s.n >= o.mad_min_n && sigma > 0 && bad > o.mad_k * sigma && bad / s.median >= o.min_deviation) {
     if (why)
       *why = fmt1(bad / sigma) + " MADs " + (higher ? "below" : "above") + " the fleet median " +
              format_number(s.median) + " (" + fmt(ratio) + " x)";

@@ -17,6 +17,11 @@ struct OutlierOptions {
   double share = 0.85;         ///< below this share of the fleet median (above 1/share when lower is better)
   double mad_k = 5;            ///< or beyond this many scaled MADs (1.4826 x MAD) from the median ...
   double min_deviation = 0.05; ///< ... and at least this far from it (relative), so a tight fleet's jitter is not flagged
+  /// The MAD rule needs at least this many values: the MAD of a handful of
+  /// numbers estimates no spread (with Gaussian noise alone, "5 MADs below"
+  /// names a node in 10 % of 3-node, 4 % of 6-node and 3 % of 8-node
+  /// fleets); smaller groups are judged by the share rule alone.
+  std::size_t mad_min_n = 8;
 };
 
 /// Median and median absolute deviation of a sample (n = 0: zeros).
