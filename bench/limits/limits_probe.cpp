@@ -88,10 +88,11 @@ Active timed_repeats(ProbeResult& r, const std::string& metric, std::uint64_t by
 // Both rates' 7 samples repeat back to back in one run and share its memory
 // state (free and host-backed pages), so two runs of an unchanged node differ
 // far beyond one run's spread. Measured on the 2-core CI VM with
-// bench/compare/run_to_run.sh (-- nodeprobe-limits -q): idle, one pair
-// 1.60x apart with separate intervals (4.73 -> 2.96 GB/s); at load 2-3.5 over
-// 10 runs dev_shm_fill 2.56x and mlock_rate 3.04x; at load 6 over 8 runs
-// 1.44x and 3.28x. compare calls neither worse within 3.5x.
+// bench/compare/run_to_run.sh --runs 8 -- nodeprobe-limits -q: quiet, 8 runs
+// dev_shm_fill 1.45x and mlock_rate 1.62x apart, with 15 and 12 of the 28
+// pairs of runs separating (a within-run spread of 1.14x and 1.23x); at load
+// 2-3.5 over 10 runs 2.56x and 3.04x; at load 6 over 8 runs 1.44x and 3.28x.
+// compare calls neither worse within 3.5x.
 constexpr double kMemoryRunToRun = 3.5;
 
 const std::vector<MetricDescriptor>& limits_metrics() {
