@@ -90,15 +90,35 @@ std::string NcclRank::open(int dev, std::size_t bytes) {
   return uuid;
 }
 
-void NcclRank::init(const ncclUniqueId& id, const std::string& net) {
+void NcclRank::init(const ncclUniqueId& id, const std::string& net, bool bounded) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 17, 0)
   if (net == "socket") config.netName = "Socket";
 #else
   (void)net;
 #endif
+  if (bounded) config.blocking = 0;
   const ncclResult_t r = api_.nccl->ncclCommInitRankConfig(&comm_, nranks_, id, rank_, &config);
-  if (r != ncclSuccess) fail_nccl(r, "ncclCommInitRankConfig");
+  if (r == ncclInProgress && bounded) settle("ncclCommInitRankConfig");
+  else if (r != ncclSuccess) fail_nccl(r, "ncclCommInitRankConfig");
+}
+
+void NcclRank::settle(const char* call) {
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t r = api_.nccl->ncclCommGetAsyncError(comm_, &state);
+    if (r != ncclSuccess) fail_nccl(r, "ncclCommGetAsyncError");
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress) fail_nccl(state, call);
+    if (stop_ && stop_()) stopped(call);
+    sched_yield();
+  }
+}
+
+void NcclRank::stopped(const char* during) {
+  failed_ = true;
+  abort_comm();
+  throw NcclStopped(where() + ": stopped during " + during + "; the communicator was aborted (ncclCommAbort)");
 }
 
 std::string NcclRank::version() const {
@@ -118,7 +138,9 @@ void NcclRank::fill(const void* host, std::size_t bytes, bool in_place) {
 
 void NcclRank::launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bool in_place) {
   const ncclResult_t r = api_.nccl->ncclAllReduce(in_place ? recv_ : send_, recv_, count, type, op, comm_, stream_);
-  if (r != ncclSuccess) fail_nccl(r, "ncclAllReduce");
+  // A nonblocking communicator may still be enqueueing: done before the next call.
+  if (r == ncclInProgress) settle("ncclAllReduce");
+  else if (r != ncclSuccess) fail_nccl(r, "ncclAllReduce");
 }
 
 void NcclRank::wait(double stall_s) {
@@ -137,12 +159,13 @@ void NcclRank::wait(double stall_s) {
 #endif
     )
       fail_nccl(async, "ncclAllReduce (asynchronous error)");
+    if (stop_ && stop_()) stopped("the allreduce");
     if (clock.now_s() - t0 > stall_s) {
       failed_ = true;
       abort_comm();
       char buf[64];
       std::snprintf(buf, sizeof buf, "%g", stall_s);
-      throw std::runtime_error(
+      throw NcclStopped(
           "NCCL timeout: " + where() + ": the allreduce made no progress for " + buf +
           " s (--stall-timeout); the communicator was aborted (ncclCommAbort). A stopped or "
           "crashed peer, a network that drops NCCL's traffic, or an interface NCCL cannot reach "

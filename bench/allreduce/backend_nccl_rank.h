@@ -17,6 +17,8 @@
 /// failure the communicator is never destroyed (ncclCommDestroy can hang).
 
 #include <cstddef>
+#include <functional>
+#include <stdexcept>
 #include <string>
 
 #include "backend_nccl_api.h"
@@ -25,6 +27,14 @@ namespace nodeprobe::allreduce {
 
 /// "ncclRemoteError" for a result code.
 std::string nccl_result_name(ncclResult_t r);
+
+/// Thrown when a wait ended without completion: the stop predicate
+/// (set_stop) said so, or no progress within wait()'s stall limit. The
+/// communicator has been aborted.
+class NcclStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class NcclRank {
  public:
@@ -41,8 +51,16 @@ class NcclRank {
   std::string open(int dev, std::size_t bytes);
   /// "GPU0 NVIDIA H100 80GB HBM3 0000:53:00".
   const std::string& device() const { return device_; }
-  /// Creates the communicator (blocking); `net` "socket" forces NCCL's Socket transport.
-  void init(const ncclUniqueId& id, const std::string& net);
+  /// Creates the communicator; `net` "socket" forces NCCL's Socket transport.
+  /// Blocking by default (every rank of a job arrives). With `bounded` it is a
+  /// nonblocking communicator (config.blocking = 0) whose creation and
+  /// collectives are polled with ncclCommGetAsyncError until done or until
+  /// the stop predicate says so (a peer that never arrives costs the deadline,
+  /// not a hang in ncclCommInitRankConfig).
+  void init(const ncclUniqueId& id, const std::string& net, bool bounded = false);
+  /// Polled by a bounded init, launch and wait: when it returns true they
+  /// abort the communicator and throw NcclStopped.
+  void set_stop(std::function<bool()> stop) { stop_ = std::move(stop); }
   /// NCCL's version, "2.21.5".
   std::string version() const;
   /// Makes the device current on the calling thread.
@@ -65,6 +83,9 @@ class NcclRank {
   [[noreturn]] void fail_nccl(ncclResult_t r, const char* call);
   [[noreturn]] void fail_cuda(cudaError_t rc, const char* call);
   void abort_comm();
+  /// Polls a nonblocking communicator until its last call is no longer in progress.
+  void settle(const char* call);
+  [[noreturn]] void stopped(const char* during);
   std::string where() const;
 
   const NcclApi& api_;
@@ -77,6 +98,7 @@ class NcclRank {
   void* recv_ = nullptr;
   bool failed_ = false, aborted_ = false;
   std::string device_ = "gpu";
+  std::function<bool()> stop_;
 };
 
 }  // namespace nodeprobe::allreduce

@@ -91,7 +91,7 @@ struct GroupOutcome {
 // point): every member opens an endpoint, the addresses go round, every
 // member runs the ring. A member lost meanwhile cancels its group only.
 std::vector<GroupOutcome> run_groups(FleetContext& c, const std::vector<std::vector<int>>& groups,
-                                     const std::string& phase, double run_deadline_s) {
+                                     const std::string& phase, double run_deadline_s, const std::string& backend) {
   static long next_gid = 1;
   const diag::FleetOptions& opt = *c.opt;
   std::vector<GroupOutcome> out(groups.size());
@@ -100,9 +100,17 @@ std::vector<GroupOutcome> run_groups(FleetContext& c, const std::vector<std::vec
   std::map<int, long> want;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     gid[g] = next_gid++;
-    for (int r : groups[g]) {
+    for (std::size_t i = 0; i < groups[g].size(); ++i) {
+      const int r = groups[g][i];
       group_of[r] = g;
-      want[r] = c.co->send(r, {{"op", "group_open"}, {"phase", phase}, {"gid", gid[g]}, {"provider", c.provider}});
+      want[r] = c.co->send(r, {{"op", "group_open"},
+                               {"phase", phase},
+                               {"gid", gid[g]},
+                               {"backend", backend},
+                               {"provider", c.provider},
+                               {"index", static_cast<int>(i)},
+                               {"size", static_cast<int>(groups[g].size())},
+                               {"bytes", diag::fleet_pair_bytes(opt)}});
     }
   }
   auto lost_reason = [&](int r) {
@@ -211,6 +219,32 @@ std::vector<double> busbw_samples(const std::vector<double>& iter_s, std::size_t
 }
 
 }  // namespace
+
+PairBackendChoice choose_pair_backend(const std::string& requested, const std::vector<Json>& hellos) {
+  if (requested == "fabric") return {"fabric", "--pair-backend fabric"};
+  std::string cannot, version;
+  for (const Json& h : hellos) {
+    const Json n = h.value("nccl", Json::object());
+    if (!n.value("usable", false)) {
+      cannot = h.value("host", "rank " + std::to_string(h.value("rank", -1))) + ": " +
+               n.value("why", std::string("did not report NCCL support"));
+      break;
+    }
+    if (version.empty()) version = n.value("version", "");
+  }
+  if (hellos.empty()) cannot = "no node reported";
+  const std::string how = requested == "nccl" ? "--pair-backend nccl" : "auto";
+  if (cannot.empty())
+    return {"nccl", how + ": every node has a usable GPU and NCCL" + (version.empty() ? "" : " " + version)};
+  if (requested == "nccl") return {"", "--pair-backend nccl, but " + cannot};
+  return {"fabric", "auto: NCCL cannot carry the pairs (" + cannot + ")"};
+}
+
+PairBackendChoice choose_pair_backend(const FleetContext& c) {
+  std::vector<Json> hellos;
+  for (int r : c.co->alive_ranks()) hellos.push_back(c.co->hello(r));
+  return choose_pair_backend(c.opt->pair_backend, hellos);
+}
 
 std::string choose_provider(const std::string& forced, const std::vector<Json>& hellos) {
   if (!forced.empty()) return forced;
@@ -381,8 +415,9 @@ void phase_pairs(FleetContext& c) {
     return;
   }
   const std::size_t bytes = diag::fleet_pair_bytes(opt);
+  const std::string over = c.pair_backend == "nccl" ? std::string("nccl") : "fabric:" + c.provider;
   say(c, "pairs: " + std::to_string(schedule.size()) + " round(s) x " + std::to_string(repeats) + " of disjoint pairs, " +
-             format_size(bytes) + " allreduce over fabric:" + c.provider);
+             format_size(bytes) + " allreduce over " + over);
   std::map<std::pair<int, int>, std::size_t> index;
   std::map<std::size_t, std::vector<double>> samples;
   int timeouts = 0;
@@ -419,11 +454,12 @@ void phase_pairs(FleetContext& c) {
         which.push_back(it->second);
       }
       const double r0 = now();
-      const auto outcomes = run_groups(c, groups, "pairs", round_s);
+      const auto outcomes = run_groups(c, groups, "pairs", round_s, c.pair_backend);
       c.timings.round_s.push_back(now() - r0);
       for (std::size_t g = 0; g < outcomes.size(); ++g) {
         FleetPair& p = c.report->pairs[which[g]];
         const GroupOutcome& o = outcomes[g];
+        if (!o.transport.empty()) p.transport = o.transport;
         if (o.status == Status::kPass) {
           auto s = busbw_samples(o.iter_s, bytes, 2);
           samples[which[g]].insert(samples[which[g]].end(), s.begin(), s.end());
@@ -499,7 +535,8 @@ void phase_ring(FleetContext& c) {
       say(c, "ring: " + std::to_string(pt.nodes) + " nodes");
       const std::size_t lost_before = c.co->lost().size();
       const double p0 = now();
-      const auto o = run_groups(c, {members}, "ring", point_s).front();
+      // The ring stays on libfabric whatever carries the pairs.
+      const auto o = run_groups(c, {members}, "ring", point_s, "fabric").front();
       c.timings.ring_point_s.push_back(now() - p0);
       pt.status = o.status;
       pt.reason = o.reason;

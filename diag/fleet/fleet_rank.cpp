@@ -99,10 +99,19 @@ int run_rank0(const diag::FleetOptions& opt, int argc, char** argv, double t_sta
   mark_lost_nodes(c);
   c.provider = choose_provider(c);
   r.config = make_config(opt, c.provider, addr, size);
+  // Decided here from what every node said in its hello, so all agree.
+  const PairBackendChoice pb = choose_pair_backend(c);
+  c.pair_backend = pb.backend.empty() ? "none" : pb.backend;
+  r.config["pair_backend"] = {{"name", c.pair_backend}, {"requested", opt.pair_backend}, {"reason", pb.reason}};
+  r.config["pair_target"] = c.pair_backend == "fabric" ? "fabric:" + c.provider : c.pair_backend;
   if (c.log)
     *c.log << "# nodeprobe fleet " << kVersion << ": " << size << " node(s), profile " << opt.profile << ", pairs "
            << opt.pairs << ", fabric:" << c.provider << ", interface " << addr.iface << " (" << addr.ip << ")\n"
+           << "# pairs over " << r.config["pair_target"].get<std::string>() << ": " << pb.reason << "\n"
            << std::flush;
+  // --pair-backend nccl where a node cannot: the request cannot be met, nothing is measured.
+  const bool cannot = pb.backend.empty() && diag::fleet_phase_on(opt, "pairs");
+  if (cannot) std::cerr << "nodeprobe fleet: " << pb.reason << "\n";
   c.timings.nodes = size;
   c.timings.startup_s = steady_clock().now_s() - t_start;
 
@@ -113,11 +122,11 @@ int run_rank0(const diag::FleetOptions& opt, int argc, char** argv, double t_sta
   for (const Phase& ph : {Phase{"local", phase_local}, Phase{"mesh", phase_mesh}, Phase{"pairs", phase_pairs},
                           Phase{"ring", phase_ring}}) {
     if (!diag::fleet_phase_on(opt, ph.name)) continue;
-    if (c.out_of_time || g_cancel) {
+    if (c.out_of_time || g_cancel || cannot) {
       FleetPhase p;
       p.name = ph.name;
       p.status = Status::kSkip;
-      p.reason = g_cancel ? "not run: interrupted" : "not run: --timeout passed";
+      p.reason = cannot ? "not run: " + pb.reason : g_cancel ? "not run: interrupted" : "not run: --timeout passed";
       r.phases.push_back(p);
       continue;
     }
@@ -132,7 +141,10 @@ int run_rank0(const diag::FleetOptions& opt, int argc, char** argv, double t_sta
   oo.mad_k = opt.mad_k;
   judge_fleet(r, reps, oo);
   r.model = fleet_time_model(c.timings);
-  if (g_cancel) {
+  if (cannot) {
+    r.verdict = Status::kError;
+    r.reason = pb.reason;
+  } else if (g_cancel) {
     r.verdict = Status::kError;
     r.reason = "interrupted (SIGINT/SIGTERM); the report holds what finished";
   } else if (c.out_of_time) {
@@ -186,6 +198,8 @@ int run_fleet_rank(const diag::FleetOptions& opt, int argc, char** argv) {
     w.ip = addr.ip;
     w.iface = addr.iface;
     w.stall_s = opt.stall_timeout_s;
+    w.pair_backend = opt.pair_backend;
+    w.pair_gpu = opt.pair_gpu;
     w.bin_dir = self_exe_dir();
     if (const auto c = opt.test_stop.find(':'); c != std::string::npos && std::atoi(opt.test_stop.c_str()) == rank)
       w.stop_phase = opt.test_stop.substr(c + 1);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "group_bw.h"
+#include "group_nccl.h"
 #include "mesh.h"
 #include "net_util.h"
 #include "nodeprobe/clock.h"
@@ -98,8 +99,11 @@ class Worker {
         fd_ = std::move(c.fd);
         Json providers = Json::array();
         for (const auto& p : fabric_providers()) providers.push_back(p);
-        return send({{"t", "hello"}, {"rank", cfg_.rank}, {"host", cfg_.host}, {"ip", cfg_.ip},
-                     {"iface", cfg_.iface}, {"pid", static_cast<int>(::getpid())}, {"providers", providers}});
+        Json hello{{"t", "hello"}, {"rank", cfg_.rank}, {"host", cfg_.host}, {"ip", cfg_.ip},
+                   {"iface", cfg_.iface}, {"pid", static_cast<int>(::getpid())}, {"providers", providers}};
+        // Rank 0 picks the pairs' backend from every node's answer (loads libnccl, asks CUDA for devices).
+        if (cfg_.pair_backend != "fabric") hello["nccl"] = nccl_pair_support(cfg_.pair_gpu);
+        return send(hello);
       }
       ::usleep(200000);
     }
@@ -269,7 +273,12 @@ class Worker {
 
   void do_group_open(const Json& cmd, Json& reply) {
     const long gid = cmd.at("gid").get<long>();
-    auto g = std::make_unique<FabricGroup>(cmd.at("provider").get<std::string>(), cfg_.iface);
+    std::unique_ptr<MeasureGroup> g;
+    if (cmd.value("backend", "fabric") == "nccl")
+      g = open_system_nccl_group(cfg_.pair_gpu, cmd.value("index", 0), cmd.value("size", 2),
+                                 cmd.value("bytes", static_cast<std::size_t>(8u << 20)));
+    else
+      g = std::make_unique<FabricGroup>(cmd.at("provider").get<std::string>(), cfg_.iface);
     reply["address"] = g->address();
     groups_[gid] = std::move(g);
   }
@@ -278,7 +287,7 @@ class Worker {
     const long gid = cmd.at("gid").get<long>();
     auto it = groups_.find(gid);
     if (it == groups_.end()) throw std::runtime_error("group " + std::to_string(gid) + " was not opened here");
-    std::unique_ptr<FabricGroup> g = std::move(it->second);
+    std::unique_ptr<MeasureGroup> g = std::move(it->second);
     groups_.erase(it);
     std::vector<std::string> addresses;
     for (const auto& a : cmd.at("addresses")) addresses.push_back(a.get<std::string>());
@@ -287,6 +296,7 @@ class Worker {
     o.min_iters = cmd.value("min_iters", 3);
     o.max_iters = cmd.value("max_iters", 1000);
     o.min_seconds = cmd.value("min_seconds", 0.5);
+    o.stall_s = cfg_.stall_s;
     Clock& clock = steady_clock();
     const double until = clock.now_s() + cmd.value("deadline_s", 60.0);
     bool timed_out = false;
@@ -301,9 +311,11 @@ class Worker {
       reply["wrong"] = r.wrong;
       reply["transport"] = r.transport;
     } catch (const GroupStopped& e) {
+      // The deadline, the coordinator's cancel, or the backend's own stall limit (NCCL's text).
       reply["error"] = timed_out ? "did not finish within its deadline of " +
                                        std::to_string(static_cast<int>(cmd.value("deadline_s", 60.0))) + " s"
-                                 : "cancelled: a member of the group was lost";
+                       : gone_ || group_cancelled(gid) ? "cancelled: a member of the group was lost"
+                                                        : std::string(e.what());
       reply["stopped"] = true;
     }
   }
@@ -320,7 +332,7 @@ class Worker {
   std::thread io_;
   bool stopped_once_ = false;
   std::unique_ptr<allreduce::MeshEchoServer> mesh_;
-  std::map<long, std::unique_ptr<FabricGroup>> groups_;
+  std::map<long, std::unique_ptr<MeasureGroup>> groups_;
 };
 
 }  // namespace

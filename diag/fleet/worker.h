@@ -2,7 +2,7 @@
 /// Every rank's side of the fleet wire (rank 0 runs one too, on a thread):
 /// connects to the coordinator, says hello, sends a heartbeat twice a second
 /// from its own thread, and runs the commands it is sent one after another:
-/// the node's accept, the mesh listener and probes, fabric groups.
+/// the node's accept, the mesh listener and probes, fabric and NCCL groups.
 
 #include <string>
 
@@ -17,6 +17,8 @@ struct WorkerConfig {
   double stall_s = 15;         ///< rank 0 silent this long (plus a grace): exit
   std::string bin_dir;         ///< where `nodeprobe` is (ends with '/')
   std::string stop_phase;      ///< tests: stop this process (SIGSTOP) when this phase starts here
+  std::string pair_backend = "auto";  ///< --pair-backend: unless fabric, the hello says whether NCCL can carry pairs
+  int pair_gpu = 0;            ///< --pair-gpu: the GPU an NCCL pair drives
 };
 
 /// What the worker loop ended with.

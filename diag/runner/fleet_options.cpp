@@ -28,6 +28,12 @@ void add_fleet_flags(CLI::App& app, FleetOptions& opt) {
                  "Extra argument for every node's `nodeprobe accept` (repeat; e.g. --accept-arg=--expect=p4d.24xlarge)")
       ->allow_extra_args(false);
   app.add_option("--provider", opt.provider, "libfabric provider for pairs and ring (default: efa on every node, else tcp)");
+  app.add_option("--pair-backend", opt.pair_backend,
+                 "What carries the pairs: nccl on each node's GPU, fabric (libfabric, host memory), or auto "
+                 "(nccl when every node has a usable GPU and libnccl, else fabric); the ring is fabric")
+      ->check(CLI::IsMember({"auto", "fabric", "nccl"}));
+  app.add_option("--pair-gpu", opt.pair_gpu, "The GPU an NCCL pair drives on each node (default 0)")
+      ->check(CLI::Range(0, 1023));
   app.add_option("--iface", opt.iface, "Interface for mesh, control and tcp (NCCL_SOCKET_IFNAME syntax)");
   app.add_option("--pair-bytes", opt.pair_bytes, "Bytes per allreduce in pairs and ring (default quick 8 MiB, full 64 MiB)")
       ->check(size_range(4096, std::uint64_t{8} << 30));

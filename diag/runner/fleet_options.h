@@ -22,6 +22,8 @@ struct FleetOptions {
   std::vector<std::string> accept_args; ///< extra arguments for every node's `nodeprobe accept`
   std::string provider;                 ///< libfabric provider for pairs and ring ("": efa when every node has it, else tcp)
   std::string iface;                    ///< interface (NCCL_SOCKET_IFNAME syntax)
+  std::string pair_backend = "auto";    ///< what carries the pairs: auto (nccl when every node can) | fabric | nccl
+  int pair_gpu = 0;                     ///< the GPU an NCCL pair drives on each node
   std::string pair_bytes;               ///< bytes per allreduce in pairs and ring ("": quick 8M, full 64M)
   double share = 0.85;                  ///< outlier: below this share of the fleet median
   double mad_k = 5;                     ///< outlier: or this many scaled MADs from it (and >= 5 %)

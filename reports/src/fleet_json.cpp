@@ -77,6 +77,7 @@ Json fleet_to_json(const FleetReport& r) {
             {"busbw", number(p.busbw)}, {"ratio_to_median", number(p.ratio_to_median)}};
     if (p.stats.n > 0) pj["stats"] = p.stats;
     if (!p.reason.empty()) pj["reason"] = p.reason;
+    if (!p.transport.empty()) pj["transport"] = p.transport;
     pairs.push_back(std::move(pj));
   }
   j["pairs"] = pairs;
@@ -152,6 +153,7 @@ FleetReport fleet_from_json(const Json& j, const std::string& origin) {
       x.reason = str(p, "reason");
       x.busbw = num(p, "busbw");
       x.ratio_to_median = num(p, "ratio_to_median");
+      x.transport = str(p, "transport");
       if (p.contains("stats")) x.stats = p["stats"].get<Stats>();
       r.pairs.push_back(std::move(x));
     }

@@ -67,10 +67,15 @@ std::string outlier_line(const FleetOutlier& o) {
 void render_fleet_text(const FleetReport& r, std::ostream& o, std::size_t slowest) {
   const Json& c = r.config;
   o << "nodeprobe fleet: " << r.nodes.size() << " node(s), verdict " << to_string(r.verdict);
-  if (c.is_object())
+  if (c.is_object()) {
+    // The pairs' backend when it is not the ring's (nccl pairs, fabric ring).
+    const std::string pair_target = c.value("pair_target", c.value("target", "?"));
     o << " (profile " << c.value("profile", "?") << ", pairs " << c.value("pairs", "?") << ", "
-      << c.value("target", "?") << ")";
+      << (pair_target == c.value("target", "?") ? pair_target : pair_target + ", ring " + c.value("target", "?")) << ")";
+  }
   o << "\n";
+  if (c.is_object() && c.contains("pair_backend"))
+    o << "pair backend: " << c["pair_backend"].value("name", "?") << " (" << c["pair_backend"].value("reason", "") << ")\n";
   std::string phases;
   for (const auto& p : r.phases) phases += (phases.empty() ? "" : ", ") + phase_line(p);
   if (!phases.empty()) o << "phases: " << phases << "\n";

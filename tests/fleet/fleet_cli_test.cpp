@@ -67,6 +67,42 @@ TEST(FleetCli, TwoRanksOnOneHostAreRefused) {
   EXPECT_NE(f.reason.find("got 2 ranks on 1 host"), std::string::npos) << f.reason;
 }
 
+// What carries the pairs, on this GPU-less machine (one node under mpirun;
+// the phases left out, the choice is made before them): nccl is refused with
+// the reason, auto picks fabric and says why, in the report and the text.
+TEST(FleetCli, PairBackendNcclWithoutAGpuIsRefusedAndAutoFallsBackToFabric) {
+  const std::string mpirun = find_mpirun();
+  if (mpirun.empty()) GTEST_SKIP() << "no mpirun";
+  nt::TempDir tmp;
+  auto fleet = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {mpirun, "-np", "1", "--bind-to", "none"};
+    if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+    argv.insert(argv.end(), {bin("nodeprobe"), "fleet", "--skip", "local,mesh,ring"});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return nt::run(argv, 90);
+  };
+  const SpawnResult nccl = fleet({"--pair-backend", "nccl", "--json", tmp.file("nccl.json"), "-q"});
+  EXPECT_EQ(nccl.exit_code, 2) << nccl.err;
+  const std::string why = "nodeprobe fleet: --pair-backend nccl, but ";
+  const auto at = nccl.err.find(why);
+  ASSERT_NE(at, std::string::npos) << nccl.err;
+  EXPECT_EQ(nccl.err.find("nodeprobe fleet:", at + 1), std::string::npos) << nccl.err;  // said once, on one line
+  const FleetReport refused = load_fleet_report(tmp.file("nccl.json"));
+  EXPECT_EQ(refused.verdict, Status::kError);
+  EXPECT_EQ(refused.reason.rfind("--pair-backend nccl, but ", 0), 0u) << refused.reason;
+  EXPECT_EQ(refused.reason.find('\n'), std::string::npos);
+  EXPECT_EQ(refused.config["pair_backend"]["name"], "none");
+
+  const SpawnResult autorun = fleet({"--json", tmp.file("auto.json")});
+  EXPECT_EQ(autorun.exit_code, 0) << autorun.err;
+  const FleetReport picked = load_fleet_report(tmp.file("auto.json"));
+  EXPECT_EQ(picked.config["pair_backend"]["name"], "fabric");
+  EXPECT_EQ(picked.config["pair_backend"]["requested"], "auto");
+  const std::string reason = picked.config["pair_backend"].value("reason", "");
+  EXPECT_EQ(reason.rfind("auto: NCCL cannot carry the pairs (", 0), 0u) << reason;
+  EXPECT_NE(autorun.out.find("pair backend: fabric (" + reason + ")"), std::string::npos) << autorun.out;
+}
+
 TEST(FleetCli, CompareTwoFleetReportsPairsNodesByHost) {
   nt::TempDir tmp;
   FleetReport before = fleet_testing::make_fleet(4);

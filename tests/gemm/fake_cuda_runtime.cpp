@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace nodeprobe::testing {
 namespace {
 
@@ -15,69 +17,110 @@ FakeCudaRuntime* g_current = nullptr;
 // The C functions behind the table reach the instance's private state here.
 struct FakeCudaAccess {
   using F = FakeCudaRuntime;
+  using L = std::lock_guard<std::recursive_mutex>;
   static F& f() { return F::current(); }
+  static std::recursive_mutex& mu() { return f().mu_; }
+  // Waits, lock released between tries, for a stream whose step waits on another thread (bounded: a fake never hangs a test).
+  static bool run_waiting(cudaStream_t s) {
+    for (int i = 0; i < 30000; ++i) {
+      {
+        L lk(mu());
+        if (f().run(s)) return true;
+      }
+      ::usleep(1000);
+    }
+    return false;
+  }
   static F::Stream& stream(cudaStream_t s) { return f().stream(s); }
   static F::Event* event(cudaEvent_t e) { return reinterpret_cast<F::Event*>(e); }
+  static void note(const char* call) {
+    if (f().record_calls) f().calls.emplace_back(call);
+  }
 
-  static cudaError_t runtime_version(int* v) { *v = f().runtime_version; return cudaSuccess; }
-  static cudaError_t driver_version(int* v) { *v = f().driver_version; return cudaSuccess; }
+  static cudaError_t runtime_version(int* v) { L lk(mu()); *v = f().runtime_version; return cudaSuccess; }
+  static cudaError_t driver_version(int* v) { L lk(mu()); *v = f().driver_version; return cudaSuccess; }
   static cudaError_t device_count(int* n) {
-    f().calls.push_back("cudaGetDeviceCount");
+    L lk(mu());
+    note("cudaGetDeviceCount");
     if (f().device_count_error != cudaSuccess) return f().device_count_error;
     *n = static_cast<int>(f().devices.size());
     return cudaSuccess;
   }
   static const char* error_name(cudaError_t e) { return ::cudaGetErrorName(e); }
   static const char* error_string(cudaError_t e) { return ::cudaGetErrorString(e); }
-  static cudaError_t last_error() { return cudaSuccess; }
-  static cudaError_t get_device(int* d) { *d = f().current_device; return cudaSuccess; }
+  static cudaError_t last_error() { L lk(mu()); return cudaSuccess; }
+  static cudaError_t get_device(int* d) { L lk(mu()); *d = f().current_device; return cudaSuccess; }
   static cudaError_t set_device(int d) {
+    L lk(mu());
     if (d < 0 || static_cast<std::size_t>(d) >= f().devices.size()) return cudaErrorInvalidDevice;
     f().current_device = d;
     return cudaSuccess;
   }
   static cudaError_t properties(cudaDeviceProp* p, int d) {
+    L lk(mu());
     if (d < 0 || static_cast<std::size_t>(d) >= f().devices.size()) return cudaErrorInvalidDevice;
     *p = f().devices[static_cast<std::size_t>(d)];
     return cudaSuccess;
   }
   static cudaError_t attribute(int* v, cudaDeviceAttr a, int d) {
+    L lk(mu());
     cudaDeviceProp p{};
     if (const cudaError_t e = properties(&p, d); e != cudaSuccess) return e;
     *v = a == cudaDevAttrComputeCapabilityMajor ? p.major : a == cudaDevAttrComputeCapabilityMinor ? p.minor : 0;
     return cudaSuccess;
   }
   static cudaError_t bus_id(char* buf, int len, int d) {
+    L lk(mu());
     std::snprintf(buf, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x10 + d);
     return cudaSuccess;
   }
   static cudaError_t malloc_device(void** p, size_t n) {
-    f().calls.push_back("cudaMalloc");
+    L lk(mu());
+    note("cudaMalloc");
     *p = std::malloc(n ? n : 1);
     std::memset(*p, 0xab, n);  // cudaMalloc'ed memory holds whatever was there
     f().device_[*p] = n;
     return cudaSuccess;
   }
   static cudaError_t free_device(void* p) {
+    L lk(mu());
     f().run_all();  // cudaFree synchronises the device
     f().device_.erase(p);
     std::free(p);
     return cudaSuccess;
   }
   static cudaError_t malloc_host(void** p, size_t n) {
+    L lk(mu());
     *p = std::malloc(n ? n : 1);
     f().pinned_.insert(*p);
     return cudaSuccess;
   }
-  static cudaError_t host_alloc(void** p, size_t n, unsigned int) { return malloc_host(p, n); }
+  static cudaError_t host_alloc(void** p, size_t n, unsigned int) { L lk(mu()); return malloc_host(p, n); }
   static cudaError_t free_host(void* p) {
+    L lk(mu());
     f().pinned_.erase(p);
     std::free(p);
     return cudaSuccess;
   }
   static cudaError_t memcpy_async(void* dst, const void* src, size_t n, cudaMemcpyKind kind, cudaStream_t s) {
+    if (kind == cudaMemcpyDeviceToHost) {
+      bool waits = false;
+      {
+        L lk(mu());
+        waits = !f().pinned_.count(dst) && !f().hang;
+      }
+      // Pageable destination: the call waits for its stream, which may wait on another rank.
+      if (waits) {
+        if (!run_waiting(s)) return cudaErrorLaunchTimeout;
+        L lk(mu());
+        note(s ? "cudaMemcpyAsync" : "cudaMemcpyAsync(legacy stream)");
+        std::memcpy(dst, src, n);
+        return cudaSuccess;
+      }
+    }
+    L lk(mu());
     F& x = f();
-    x.calls.push_back(s ? "cudaMemcpyAsync" : "cudaMemcpyAsync(legacy stream)");
+    note(s ? "cudaMemcpyAsync" : "cudaMemcpyAsync(legacy stream)");
     if (kind == cudaMemcpyHostToDevice) {
       // Staged now, landed when the stream runs.
       auto data = std::make_shared<std::vector<unsigned char>>(static_cast<const unsigned char*>(src),
@@ -92,21 +135,25 @@ struct FakeCudaAccess {
     return cudaSuccess;
   }
   static cudaError_t memset_async(void* p, int v, size_t n, cudaStream_t s) {
-    f().calls.push_back(s ? "cudaMemsetAsync" : "cudaMemsetAsync(legacy stream)");
+    L lk(mu());
+    note(s ? "cudaMemsetAsync" : "cudaMemsetAsync(legacy stream)");
     f().enqueue(s, [p, v, n] { std::memset(p, v, n); });
     return cudaSuccess;
   }
   static cudaError_t memcpy_peer_async(void* dst, int, const void* src, int, size_t n, cudaStream_t s) {
+    L lk(mu());
     f().enqueue(s, [dst, src, n] { std::memmove(dst, src, n); });
     return cudaSuccess;
   }
   static cudaError_t stream_create(cudaStream_t* s, unsigned int) {
+    L lk(mu());
     auto* st = new F::Stream;
     f().streams_.insert(st);
     *s = reinterpret_cast<cudaStream_t>(st);
     return cudaSuccess;
   }
   static cudaError_t stream_destroy(cudaStream_t s) {
+    L lk(mu());
     auto* st = &stream(s);
     f().run(s);
     f().streams_.erase(st);
@@ -114,30 +161,35 @@ struct FakeCudaAccess {
     return cudaSuccess;
   }
   static cudaError_t stream_sync(cudaStream_t s) {
-    if (f().hang) return cudaErrorLaunchTimeout;  // a real one would block for ever
-    f().run(s);
-    return cudaSuccess;
+    {
+      L lk(mu());
+      if (f().hang) return cudaErrorLaunchTimeout;  // a real one would block for ever
+    }
+    return run_waiting(s) ? cudaSuccess : cudaErrorLaunchTimeout;
   }
   static cudaError_t stream_query(cudaStream_t s) {
-    f().calls.push_back("cudaStreamQuery");
+    L lk(mu());
+    note("cudaStreamQuery");
     if (f().query_error != cudaSuccess) return f().query_error;
     if (f().hang) return cudaErrorNotReady;
-    f().run(s);
-    return cudaSuccess;
+    return f().run(s) ? cudaSuccess : cudaErrorNotReady;
   }
   static cudaError_t event_create(cudaEvent_t* e) {
+    L lk(mu());
     auto* ev = new F::Event;
     f().events_.insert(ev);
     *e = reinterpret_cast<cudaEvent_t>(ev);
     return cudaSuccess;
   }
-  static cudaError_t event_create_flags(cudaEvent_t* e, unsigned int) { return event_create(e); }
+  static cudaError_t event_create_flags(cudaEvent_t* e, unsigned int) { L lk(mu()); return event_create(e); }
   static cudaError_t event_destroy(cudaEvent_t e) {
+    L lk(mu());
     f().events_.erase(event(e));
     delete event(e);
     return cudaSuccess;
   }
   static cudaError_t event_record(cudaEvent_t e, cudaStream_t s) {
+    L lk(mu());
     F::Event* ev = event(e);
     ev->stream = &stream(s);
     ev->recorded = true;
@@ -149,34 +201,35 @@ struct FakeCudaAccess {
     });
     return cudaSuccess;
   }
-  static void run_stream_of(F::Event* ev) {
-    F& x = f();
-    if (ev->stream == &x.legacy_) {
-      x.run(nullptr);
-      return;
-    }
-    x.run(reinterpret_cast<cudaStream_t>(ev->stream));
+  static cudaStream_t stream_of(F::Event* ev) {
+    return ev->stream == &f().legacy_ ? nullptr : reinterpret_cast<cudaStream_t>(ev->stream);
   }
   static cudaError_t event_sync(cudaEvent_t e) {
-    if (f().hang) return cudaErrorLaunchTimeout;
-    run_stream_of(event(e));
-    return cudaSuccess;
+    cudaStream_t s = nullptr;
+    {
+      L lk(mu());
+      if (f().hang) return cudaErrorLaunchTimeout;
+      s = stream_of(event(e));
+    }
+    return run_waiting(s) ? cudaSuccess : cudaErrorLaunchTimeout;
   }
   static cudaError_t event_query(cudaEvent_t e) {
+    L lk(mu());
     if (f().hang) return cudaErrorNotReady;
-    run_stream_of(event(e));
-    return cudaSuccess;
+    return f().run(stream_of(event(e))) || event(e)->done ? cudaSuccess : cudaErrorNotReady;
   }
   static cudaError_t elapsed(float* ms, cudaEvent_t a, cudaEvent_t b) {
+    L lk(mu());
     if (!event(a)->done || !event(b)->done) return cudaErrorNotReady;
     *ms = 0.5f * static_cast<float>(event(b)->seq - event(a)->seq);  // 0.5 ms per queued step
     return cudaSuccess;
   }
   static cudaError_t can_access_peer(int* can, int, int) {
+    L lk(mu());
     *can = 1;
     return cudaSuccess;
   }
-  static cudaError_t enable_peer(int, unsigned int) { return cudaSuccess; }
+  static cudaError_t enable_peer(int, unsigned int) { L lk(mu()); return cudaSuccess; }
 };
 
 FakeCudaRuntime::FakeCudaRuntime() {
@@ -244,19 +297,31 @@ FakeCudaRuntime::Stream& FakeCudaRuntime::stream(cudaStream_t s) {
   return *reinterpret_cast<Stream*>(s);
 }
 
-void FakeCudaRuntime::enqueue(cudaStream_t s, std::function<void()> op) { stream(s).ops.push_back(std::move(op)); }
+void FakeCudaRuntime::enqueue(cudaStream_t s, std::function<void()> op) {
+  enqueue_until(s, [op = std::move(op)] {
+    op();
+    return true;
+  });
+}
 
-void FakeCudaRuntime::run(cudaStream_t s) {
-  if (hang) return;
+void FakeCudaRuntime::enqueue_until(cudaStream_t s, std::function<bool()> op) {
+  std::lock_guard<std::recursive_mutex> lk(mu_);
+  stream(s).ops.push_back(std::move(op));
+}
+
+bool FakeCudaRuntime::run(cudaStream_t s) {
+  std::lock_guard<std::recursive_mutex> lk(mu_);
+  if (hang) return false;
   Stream& st = stream(s);
   while (!st.ops.empty()) {
-    auto op = std::move(st.ops.front());
+    if (!st.ops.front()()) return false;  // waits on another rank: the stream is not ready
     st.ops.pop_front();
-    op();
   }
+  return true;
 }
 
 void FakeCudaRuntime::run_all() {
+  std::lock_guard<std::recursive_mutex> lk(mu_);
   run(nullptr);
   for (Stream* s : streams_) run(reinterpret_cast<cudaStream_t>(s));
 }

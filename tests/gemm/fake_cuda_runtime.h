@@ -14,12 +14,18 @@
 //
 // So a copy queued on the wrong stream is visibly out of order, the way a
 // race on a GPU would be, but every time.
+//
+// Threads: every call holds one lock, so several threads (the ranks of a
+// fake multi-rank NCCL) may drive it at once. A queued step may be unable to
+// finish yet (enqueue_until: a collective waiting for its peers): its stream
+// is then not ready, and a synchronising call waits for it, bounded.
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,12 +53,16 @@ class FakeCudaRuntime {
 
   /// Queues `op` on `s` (fake libraries' kernels, e.g. the fake NCCL).
   void enqueue(cudaStream_t s, std::function<void()> op);
-  /// Runs everything queued on `s`.
-  void run(cudaStream_t s);
+  /// Queues a step that may not be able to finish yet: it returns false and
+  /// is tried again (the stream stays not ready) until it returns true.
+  void enqueue_until(cudaStream_t s, std::function<bool()> op);
+  /// Runs what is queued on `s`; false when a step could not finish yet.
+  bool run(cudaStream_t s);
   /// Runs every stream (what cudaFree's implicit device synchronisation does).
   void run_all();
-  /// Calls made, by name, in order.
+  /// Calls made, by name, in order (when record_calls).
   std::vector<std::string> calls;
+  bool record_calls = true;
   int current_device = 0;
   /// The instance currently installed (for the C functions behind the table).
   static FakeCudaRuntime& current();
@@ -60,8 +70,9 @@ class FakeCudaRuntime {
  private:
   friend struct FakeCudaAccess;
   struct Stream {
-    std::deque<std::function<void()>> ops;
+    std::deque<std::function<bool()>> ops;
   };
+  std::recursive_mutex mu_;
   Stream& stream(cudaStream_t s);
   cuda::Runtime rt_;
   Stream legacy_;

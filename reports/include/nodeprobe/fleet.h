@@ -46,6 +46,7 @@ struct FleetPair {
   double busbw = 0;        ///< GB/s, median over the timed iterations
   Stats stats;             ///< over the timed iterations (and repeats with --pairs exhaustive)
   double ratio_to_median = 0;  ///< busbw / median over the measured pairs
+  std::string transport;   ///< what carried it: the libfabric provider ("tcp;ofi_rxm", "efa") or "nccl 2.28.5 ..."
 };
 
 /// A value far from the fleet's.
