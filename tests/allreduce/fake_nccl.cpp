@@ -162,6 +162,9 @@ struct FakeNcclAccess {
       ++round.handed_in;
     }
     if (round.handed_in < cl.nranks) return false;  // the peers have not reached this collective yet
+    // Ranks whose n-th collectives differ in size are out of step: on NCCL that hangs (or worse); here it hangs.
+    for (const auto& in : round.input)
+      if (in.size() != n) return false;
     std::vector<unsigned char> sum = round.input[0];
     for (int r = 1; r < cl.nranks; ++r) sum_into(sum.data(), round.input[static_cast<std::size_t>(r)].data(), count, type);
     if (x.corrupt_rank == m->rank && n) sum[0] ^= 0x5a;

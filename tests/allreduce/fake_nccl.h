@@ -12,7 +12,8 @@
 // runs, hands in its input and completes once every rank has handed in the
 // same collective: then each rank's result is the real element-wise sum
 // (float32/64, int32/64, sum only). Until then the stream is not ready, as a
-// kernel waiting for its peers would be.
+// kernel waiting for its peers would be; ranks whose n-th collectives differ
+// in size (out of step) never complete, as on NCCL.
 //
 // Failures are knobs: an asynchronous error, a hang (the runtime's `hang`,
 // every stream), a failing init, one rank that stalls (`hang_rank`: its

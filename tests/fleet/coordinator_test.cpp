@@ -100,6 +100,7 @@ TEST(FleetPhases, ThreeNodesMeshPairsWithAByeAndTheRing) {
     EXPECT_EQ(p.status, Status::kPass) << p.reason;
     EXPECT_GT(p.busbw, 0);
     EXPECT_GE(p.stats.n, 3u);
+    EXPECT_NE(p.transport.find("tcp"), std::string::npos) << p.transport;  // what carried it
   }
   EXPECT_EQ(f.ctx.timings.round_s.size(), 3u);
   ASSERT_EQ(f.report.ring.size(), 2u);

@@ -45,7 +45,8 @@ GroupRunOptions quick_options() {
 // Opens `n` members (member 0 makes the id), runs each on its own thread with
 // a stop that says yes after `deadline_s`; `run` says which members run at all.
 std::vector<Member> run_group(Fakes& f, int n, const GroupRunOptions& opt, double deadline_s,
-                              std::vector<bool> run = {}) {
+                              std::vector<bool> run = {}, std::vector<GroupRunOptions> own = {}) {
+  if (own.empty()) own.assign(static_cast<std::size_t>(n), opt);
   if (run.empty()) run.assign(static_cast<std::size_t>(n), true);
   std::vector<std::unique_ptr<NcclGroup>> groups;
   std::vector<std::string> addresses;
@@ -62,7 +63,7 @@ std::vector<Member> run_group(Fakes& f, int n, const GroupRunOptions& opt, doubl
       const auto t0 = std::chrono::steady_clock::now();
       auto stop = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > deadline_s; };
       try {
-        m.result = groups[static_cast<std::size_t>(i)]->run(addresses, i, opt, stop);
+        m.result = groups[static_cast<std::size_t>(i)]->run(addresses, i, own[static_cast<std::size_t>(i)], stop);
       } catch (const GroupStopped& e) {
         m.stopped = e.what();
       } catch (const std::exception& e) {
@@ -90,6 +91,23 @@ TEST(NcclGroup, TwoMembersTimeVoteAndCheckTheSum) {
   EXPECT_EQ(m[0].result->iter_s.size(), m[1].result->iter_s.size());
   EXPECT_EQ(f.nccl.destroys, 2);
   EXPECT_EQ(f.nccl.aborts, 0);
+}
+
+// The vote decides, not each member's own count: one member wants 8 timed
+// allreduces, the other 3, both run 8 (a member that stopped at its own 3
+// would leave the other waiting until the deadline).
+TEST(NcclGroup, TheVoteMakesBothRunTheLongerCount) {
+  Fakes f;
+  GroupRunOptions few = quick_options(), more = quick_options();
+  few.min_seconds = more.min_seconds = 0;
+  few.min_iters = 3;
+  more.min_iters = 8;
+  const auto m = run_group(f, 2, few, 20, {}, {few, more});
+  ASSERT_TRUE(m[0].result && m[1].result) << m[0].stopped << m[1].stopped;
+  EXPECT_EQ(m[0].result->iter_s.size(), 8u);
+  EXPECT_EQ(m[1].result->iter_s.size(), 8u);
+  EXPECT_EQ(m[0].result->wrong, 0);
+  EXPECT_EQ(m[1].result->wrong, 0);
 }
 
 TEST(NcclGroup, OnlyTheFirstMemberHasAnAddress) {
