@@ -274,11 +274,14 @@ class Worker {
   void do_group_open(const Json& cmd, Json& reply) {
     const long gid = cmd.at("gid").get<long>();
     std::unique_ptr<MeasureGroup> g;
-    if (cmd.value("backend", "fabric") == "nccl")
+    if (cmd.value("backend", "fabric") == "nccl") {
+      // NCCL's bootstrap (and its Socket transport) on the fleet's interface unless the user chose one.
+      if (!cfg_.iface.empty()) ::setenv("NCCL_SOCKET_IFNAME", cfg_.iface.c_str(), 0);
       g = open_system_nccl_group(cfg_.pair_gpu, cmd.value("index", 0), cmd.value("size", 2),
                                  cmd.value("bytes", static_cast<std::size_t>(8u << 20)));
-    else
+    } else {
       g = std::make_unique<FabricGroup>(cmd.at("provider").get<std::string>(), cfg_.iface);
+    }
     reply["address"] = g->address();
     groups_[gid] = std::move(g);
   }
