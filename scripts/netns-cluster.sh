@@ -45,16 +45,11 @@ host_rates=()
 pair_rates=()
 host_ulimits=()
 
-die() { printf 'netns-cluster.sh: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/cluster_common.sh
+. "$here/lib/cluster_common.sh"
 
-[[ $# -ge 1 ]] || { usage >&2; exit 64; }
-cmd=$1; shift
-count=""
-if [[ $cmd == up ]]; then
-  [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || die "up needs the number of hosts (up N)"
-  count=$1; shift
-fi
+cluster_command "$@"
+set -- "${args[@]}"
 exec_args=()
 while [[ $# -gt 0 ]]; do
   if [[ $cmd == exec && $1 != -* ]]; then
@@ -203,15 +198,7 @@ up() {
   need_root
   [[ $count -ge 1 && $count -le 200 ]] || die "N must be 1..200"
   check_hosts_named
-  if [[ -d $dir ]]; then
-    local owner=""; [[ -f $dir/owner ]] && owner=$(cat "$dir/owner")
-    if [[ -n $owner ]] && ! kill -0 "$owner" 2>/dev/null; then
-      echo "netns-cluster.sh: removing stale cluster $id (owner $owner is gone)" >&2
-      down
-    else
-      die "cluster $id is already up (netns-cluster.sh down --id $id, or pick another --id)"
-    fi
-  fi
+  cluster_clear_stale
   mkdir -p "$dir"
   trap 'down; exit 2' ERR INT TERM
   [[ -n $owner_pid ]] && echo "$owner_pid" > "$dir/owner"
