@@ -22,22 +22,9 @@ iters=5
 id=42
 mpi_algos=both
 segsize=1048576
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --rate) rate=$2; shift ;;
-    --sizes) sizes=$2; shift ;;
-    --iters) iters=$2; shift ;;
-    --id) id=$2; shift ;;
-    --mpi) mpi_algos=$2; shift ;;
-    --segsize) segsize=$2; shift ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "netns_busbw.sh: unknown option $1" >&2; exit 64 ;;
-    *) build=$1 ;;
-  esac
-  shift
-done
 # shellcheck source=bench/allreduce/netns_lib.sh
 . "$here/bench/allreduce/netns_lib.sh"
+netns_bench_args netns_busbw.sh --sizes sizes --iters iters --mpi mpi_algos --segsize segsize -- "$@"
 netns_bench_up netns_busbw.sh "$build" "$id" "$rate"
 # Four "hosts" share this machine's cores: every rank yields when idle (MPI
 # too), so neither side wins by spinning.

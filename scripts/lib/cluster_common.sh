@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154  # cmd, count, args are the caller's; it sets id and dir
 # Sourced by scripts/netns-cluster.sh and scripts/slurm-cluster.sh: their
 # messages, usage, command line head and the handling of a cluster left by a
 # test that was killed. The caller sets id and dir (its state folder for the
