@@ -25,26 +25,23 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 state_root=${NODEPROBE_SLURM_STATE:-/run/nodeprobe-slurm}
-id=1
 health=""
 health_interval=5
-owner_pid=""
 prolog=""
-passthrough=()
 
 # shellcheck source=scripts/lib/cluster_common.sh
 . "$here/lib/cluster_common.sh"
 
 cluster_command "$@"
 set -- "${args[@]}"
+# The netns cluster's flags and owner.
+passthrough=()
+[[ -z $owner_pid ]] || passthrough+=(--owner-pid "$owner_pid")
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --id) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--id needs a number"; id=$2; shift ;;
     --health) health=${2:?--health needs a program}; shift ;;
-    --owner-pid) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--owner-pid needs a pid"; owner_pid=$2; passthrough+=("$1" "$2"); shift ;;
     --prolog) prolog=${2:?--prolog needs a program}; shift ;;
     --health-interval) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--health-interval needs seconds"; health_interval=$2; shift ;;
-    -h|--help) usage; exit 0 ;;
     *) [[ $cmd == up ]] || die "unknown option '$1'"; passthrough+=("$1") ;;
   esac
   shift

@@ -205,6 +205,10 @@ std::vector<std::string> entries_with_prefix(const std::string& dir, const std::
 ClusterUp cluster_up(const std::string& script, int hosts, const std::vector<std::string>& extra,
                      int id_offset, double timeout_s) {
   ClusterUp c;
+  if (::geteuid() != 0) {
+    c.skip = std::filesystem::path(script).filename().string() + " needs root";
+    return c;
+  }
   SpawnResult r;
   for (int attempt = 0; attempt < 8; ++attempt) {
     c.id = 20 + static_cast<int>((::getpid() + id_offset + attempt * 37) % 200);

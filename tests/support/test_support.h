@@ -74,7 +74,8 @@ bool wait_for(const std::function<bool()>& cond, double timeout_s);
 std::vector<std::string> entries_with_prefix(const std::string& dir, const std::string& prefix);
 
 /// A test cluster that `script` (scripts/netns-cluster.sh or slurm-cluster.sh)
-/// brought up: its id, or why this machine cannot have one (the script's exit 77).
+/// brought up: its id, or why this machine cannot have one (not root, or what
+/// the script said when it exited 77).
 struct ClusterUp {
   int id = 0;
   std::string skip;
