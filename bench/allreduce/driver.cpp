@@ -68,6 +68,7 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["stepfactor"] = opt.factor;
   c["iters"] = opt.iters;
   c["warmup_iters"] = opt.warmup;
+  c["spread_ms"] = opt.spread_ms;
   c["check"] = opt.check;
   c["datatype"] = std::string(to_string(plan.dtype));
   c["op"] = std::string(to_string(plan.op));

@@ -44,6 +44,12 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("-n,--iters", o.iters, "Timed iterations per size")->check(finite_range(1, 1000000));
   app.add_option("-w,--warmup_iters", o.warmup, "Untimed warm-up iterations per size")
       ->check(finite_range(0, 100000));
+  app.add_option("--spread", o.spread_ms,
+                 "Spread the timed iterations of each size over at least MS milliseconds (every rank pauses, then "
+                 "a barrier, before each), so the samples see more than one scheduling slice of a busy host "
+                 "(0: back to back, as nccl-tests)")
+      ->check(finite_range(0, 600000))
+      ->capture_default_str();
   app.add_option("-c,--check", o.check, "Data-check iterations after timing (0 disables)")
       ->check(finite_range(0, 1000));
   app.add_option("-d,--datatype", o.dtype, "float, int32 (all backends); bfloat16, half (nccl)");

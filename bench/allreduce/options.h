@@ -26,6 +26,7 @@ struct Options {
   std::string min_bytes = "1M", max_bytes = "64M", step_bytes = "0";
   double factor = 2;
   int iters = 20, warmup = 1, check = 1;
+  double spread_ms = 0;               ///< --spread: timed iterations of a size spread over at least this long
   std::string dtype = "float", op = "sum";
   int inplace = 1;                    ///< also measure in-place (nccl-tests prints both)
   std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)

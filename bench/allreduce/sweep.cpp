@@ -24,34 +24,43 @@ struct Timed {
 /// iteration, so their pipelining is kept; at most this many groups.
 constexpr int kAsyncGroups = 5;
 
-Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int warmup, int iters) {
+/// With `spread_s` > 0 the samples (iterations, or groups of an asynchronous
+/// backend) start on a schedule: sample k not before t0 + k x spread_s /
+/// samples, after a barrier, and each is timed from its own start. Back-to-back
+/// samples of a busy host all fall in one scheduling slice of the ranks (all
+/// fast or all slow), so two runs of an unchanged node disagree far beyond
+/// either run's spread; spread out, each run samples the host's states.
+Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int warmup, int iters,
+                double spread_s) {
   for (int i = 0; i < warmup; ++i) b.launch(count, in_place);
   b.wait();
   NP_CHECK_MPI(MPI_Barrier(comm));
   Timed t;
   Clock& clock = steady_clock();
   const double t0 = clock.now_s();
-  double prev = t0;
-  if (b.blocking()) {
-    for (int i = 0; i < iters; ++i) {
-      b.launch(count, in_place);
-      const double now = clock.now_s();
-      t.sample_seconds.push_back(now - prev);
-      prev = now;
-    }
-    b.wait();
-  } else {
-    const int groups = std::min(iters, kAsyncGroups);
-    for (int g = 0; g < groups; ++g) {
-      const int n = iters * (g + 1) / groups - iters * g / groups;
-      for (int i = 0; i < n; ++i) b.launch(count, in_place);
-      b.wait();
-      const double now = clock.now_s();
-      t.sample_seconds.push_back((now - prev) / n);
-      prev = now;
-    }
+  double prev = t0, busy = 0;
+  const int samples = b.blocking() ? iters : std::min(iters, kAsyncGroups);
+  auto pace = [&](int k) {
+    if (spread_s <= 0 || k == 0) return;
+    const double due = t0 + spread_s * k / samples;
+    if (const double wait = due - clock.now_s(); wait > 0) ::usleep(static_cast<useconds_t>(wait * 1e6));
+    NP_CHECK_MPI(MPI_Barrier(comm));
+    prev = clock.now_s();
+  };
+  for (int k = 0; k < samples; ++k) {
+    pace(k);
+    const int n = b.blocking() ? 1 : iters * (k + 1) / samples - iters * k / samples;
+    for (int i = 0; i < n; ++i) b.launch(count, in_place);
+    if (!b.blocking() || spread_s > 0) b.wait();
+    const double now = clock.now_s();
+    t.sample_seconds.push_back((now - prev) / n);
+    busy += now - prev;
+    prev = now;
   }
-  t.rank_seconds = (clock.now_s() - t0) / iters;
+  b.wait();
+  // Back to back, the mean is the wall time over the iterations (the tail of
+  // an asynchronous backend included); spread out, the timed samples' sum.
+  t.rank_seconds = (spread_s > 0 ? busy : clock.now_s() - t0) / iters;
   return t;
 }
 
@@ -118,7 +127,7 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
         b->fill(row.count, in_place, 0);
         bool corrupt = false;
         maybe_fault(plan, rank, bytes, &corrupt);
-        const Timed tm = time_loop(*b, ctx.comm, row.count, in_place, opt.warmup, opt.iters);
+        const Timed tm = time_loop(*b, ctx.comm, row.count, in_place, opt.warmup, opt.iters, opt.spread_ms / 1e3);
         double sum = 0;
         NP_CHECK_MPI(MPI_Allreduce(&tm.rank_seconds, &sum, 1, MPI_DOUBLE, MPI_SUM, ctx.comm));
         std::vector<double> per_rank(static_cast<std::size_t>(nranks));

@@ -139,7 +139,8 @@ Side side_of(const Metric& m) {
   return s;
 }
 
-Judgement judge(const Side& b, const Side& a, Better better, MetricKind kind, const CompareOptions& opt) {
+Judgement judge(const Side& b, const Side& a, Better better, const MetricDescriptor& d, const CompareOptions& opt) {
+  const MetricKind kind = d.kind;
   Judgement j;
   if (!std::isfinite(b.center) || !std::isfinite(a.center)) {
     j.verdict = Verdict::kInvalid;
@@ -198,6 +199,19 @@ Judgement judge(const Side& b, const Side& a, Better better, MetricKind kind, co
                  std::to_string(std::llround(1 / p)) + ": run both with 7 or more samples to judge";
       return j;
     }
+  }
+  // Samples that repeat within one run share its state (free memory, page
+  // backing): their intervals separate between two runs of an unchanged
+  // node. Within the measured run-to-run factor, that is not a change.
+  if (d.run_to_run > 1 && b.center > 0 && a.center > 0 &&
+      std::max(a.center, b.center) / std::min(a.center, b.center) <= d.run_to_run) {
+    char f[32];
+    std::snprintf(f, sizeof f, "%.1fx", d.run_to_run);
+    j.verdict = Verdict::kAmbiguous;
+    j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate, but two runs of an unchanged node " +
+               "differ by up to " + f + " for this metric (its samples repeat within one run): run each side " +
+               "several times to judge";
+    return j;
   }
   j.verdict = improved ? Verdict::kBetter : Verdict::kWorse;
   j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate (before " + b.spread + " n=" +
@@ -263,7 +277,10 @@ Comparison compare_reports(const Report& before, const Report& after, const Comp
     d.better = ia.descriptor.better != Better::kUnknown ? ia.descriptor.better : it->second.descriptor.better;
     d.before = side_of(old);
     d.after = side_of(m);
-    d.judgement = judge(d.before, d.after, d.better, ia.descriptor.kind, opt);
+    // The larger run-to-run factor of the two sides (an older report may not declare it).
+    MetricDescriptor judged = ia.descriptor;
+    judged.run_to_run = std::max(judged.run_to_run, it->second.descriptor.run_to_run);
+    d.judgement = judge(d.before, d.after, d.better, judged, opt);
     if (!old.unit.empty() && !m.unit.empty() && old.unit != m.unit) {
       d.judgement.verdict = Verdict::kInvalid;
       d.judgement.reason = "unit changed from " + old.unit + " to " + m.unit;

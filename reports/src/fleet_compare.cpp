@@ -35,7 +35,7 @@ void add_diff(FleetComparison& c, const std::string& probe, const Metric& b, con
   d.descriptor = descriptor_of(ProbeResult{}, a);
   d.before = side_of(b);
   d.after = side_of(a);
-  d.judgement = judge(d.before, d.after, d.better, d.descriptor.kind, c.options);
+  d.judgement = judge(d.before, d.after, d.better, d.descriptor, c.options);
   c.metrics.push_back(std::move(d));
 }
 

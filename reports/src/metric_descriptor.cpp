@@ -147,6 +147,11 @@ DescriptorBuilder& DescriptorBuilder::key(int rank, std::string caption, std::st
   return *this;
 }
 
+DescriptorBuilder& DescriptorBuilder::run_to_run(double factor) {
+  d_.run_to_run = factor;
+  return *this;
+}
+
 DescriptorBuilder measured(std::string name, std::string unit, Better better, std::string description) {
   return {MetricKind::kMeasured, std::move(name), std::move(unit), better, std::move(description)};
 }

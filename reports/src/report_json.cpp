@@ -158,6 +158,7 @@ void to_json(Json& j, const MetricDescriptor& v) {
                       {"x", c.x},           {"x_label", c.x_label},   {"x_log2", c.x_log2},
                       {"x_bytes", c.x_bytes}, {"reference", c.reference}, {"best_of", c.best_of}};
   if (v.key.rank > 0) j["key"] = Json{{"rank", v.key.rank}, {"caption", v.key.caption}, {"per", v.key.per}};
+  if (v.run_to_run > 1) j["run_to_run"] = v.run_to_run;
 }
 void from_json(const Json& j, MetricDescriptor& v) {
   v.name = j.at("name").get<std::string>();
@@ -192,6 +193,9 @@ void from_json(const Json& j, MetricDescriptor& v) {
     v.key.caption = str(*it, "caption");
     v.key.per = str(*it, "per");
   }
+  // A factor below 1 (or not a number) means nothing: the samples' spread alone.
+  if (auto it = j.find("run_to_run"); it != j.end() && it->is_number())
+    if (const double f = it->get<double>(); std::isfinite(f) && f > 1) v.run_to_run = f;
 }
 
 void to_json(Json& j, const Check& v) {

@@ -2,6 +2,8 @@
 // libfabric over the tcp and shm providers.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "ar_test_util.h"
 
 namespace nodeprobe::allreduce::testing {
@@ -79,6 +81,27 @@ TEST(AllreduceLocal, NpStartsLocalRanksWithoutALauncher) {
   ASSERT_TRUE(r.have_report) << r.proc.err;
   EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
   EXPECT_EQ(r.probe["config"]["ranks"], 3);
+}
+
+// --spread paces the timed iterations (sample k starts at k/n of the spread)
+// and times each from its own start: every sample is still there, the pause
+// is not in them, and the run lasts at least (n-1)/n of the spread.
+TEST(AllreduceLocal, SpreadPacesTheIterationsAndKeepsEverySample) {
+  TempDir dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:shm", "-b", "64K", "-e",
+                          "64K", "-n", "4", "--inplace", "0", "--spread", "2000", "-q", "--timeout", "60"},
+                         dir);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << r.proc.err;
+  EXPECT_EQ(r.probe["config"]["spread_ms"], 2000);
+  EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 4);
+  EXPECT_EQ(r.stats_n("busbw", {{"size", "65536"}}), 4);
+  EXPECT_GE(wall, 1.5) << "4 samples over 2 s: the last starts 1.5 s after the first";
+  // The mean time is over the samples, not the paced wall time (with the
+  // 500 ms pauses in it, it would be 375 ms or more).
+  EXPECT_LT(r.metric("time", {{"size", "65536"}}), 250e3) << "us";
 }
 
 TEST(AllreduceLocal, PlainLaunchSaysWhatToDo) {

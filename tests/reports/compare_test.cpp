@@ -73,6 +73,33 @@ TEST(Compare, FewSamplesThatSeparateAsOftenByChanceAreAmbiguous) {
   EXPECT_EQ(only(compare_reports(b5, a20, {})).judgement.verdict, Verdict::kWorse);
 }
 
+// Measured on an idle VM (two accept runs in a row, nothing changed):
+// limits/dev_shm_fill 4.73 (3.36..4.9) -> 2.96 (2.7..3.14) GB/s. Its 7 samples
+// repeat within one run and share that run's memory state, so the intervals
+// separate between unchanged runs. Within the descriptor's run-to-run factor
+// the change is ambiguous; beyond it, still judged.
+TEST(Compare, AChangeWithinTheMeasuredRunToRunFactorIsAmbiguous) {
+  auto report = [](double v, double lo, double hi, double factor) {
+    Report r = one_metric(metric("dev_shm_fill", v, "GB/s", Better::kHigher, {}, lo, hi, 7), "limits");
+    MetricDescriptor d = measured("dev_shm_fill", "GB/s", Better::kHigher, "test").run_to_run(factor);
+    r.probes[0].descriptors.push_back(d);
+    return r;
+  };
+  const auto c = compare_reports(report(4.73, 3.36, 4.9, 3), report(2.96, 2.7, 3.14, 3), {});
+  EXPECT_EQ(only(c).judgement.verdict, Verdict::kAmbiguous);
+  EXPECT_NE(only(c).judgement.reason.find("differ by up to 3.0x"), std::string::npos) << only(c).judgement.reason;
+  EXPECT_FALSE(c.any_worse());
+  // A fall beyond the factor (4.73 -> 1.2, 3.9x) is worse.
+  EXPECT_EQ(only(compare_reports(report(4.73, 3.36, 4.9, 3), report(1.2, 1.1, 1.3, 3), {})).judgement.verdict,
+            Verdict::kWorse);
+  // Without a factor the same pair is worse, as before.
+  EXPECT_EQ(only(compare_reports(report(4.73, 3.36, 4.9, 1), report(2.96, 2.7, 3.14, 1), {})).judgement.verdict,
+            Verdict::kWorse);
+  // An older report without the factor on one side: the other side's holds.
+  EXPECT_EQ(only(compare_reports(report(4.73, 3.36, 4.9, 1), report(2.96, 2.7, 3.14, 3), {})).judgement.verdict,
+            Verdict::kAmbiguous);
+}
+
 TEST(Compare, OverlappingSpreadsBeyondThresholdAreAmbiguous) {
   // +10 % at the centre, but each side varied over +-15 %.
   const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 85, 115, 20));

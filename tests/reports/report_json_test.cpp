@@ -128,6 +128,19 @@ TEST(ReportJson, DescriptorsRoundTrip) {
   EXPECT_EQ(dump_report(back), dump_report(r));
 }
 
+TEST(ReportJson, RunToRunFactorRoundTripsAndNonsenseMeansNone) {
+  Report r = testing::full_sample_report();
+  r.probes[0].descriptors[0].run_to_run = 2.5;
+  Json j = Json::parse(dump_report(r));
+  EXPECT_EQ(j["probes"][0]["descriptors"][0]["run_to_run"], 2.5);
+  EXPECT_FALSE(j["probes"][0]["descriptors"][1].contains("run_to_run")) << "1 (none) is left out";
+  EXPECT_EQ(parse_report(j.dump(), "mem").probes[0].descriptors[0].run_to_run, 2.5);
+  for (const Json& bad : {Json(0.5), Json(-3), Json("x")}) {
+    j["probes"][0]["descriptors"][0]["run_to_run"] = bad;
+    EXPECT_EQ(parse_report(j.dump(), "mem").probes[0].descriptors[0].run_to_run, 1) << bad.dump();
+  }
+}
+
 TEST(ReportJson, LoadReportNamesTheFile) {
   testing::TempDir d;
   try {

@@ -55,8 +55,11 @@ struct Judgement {
 /// - no direction: ambiguous;
 /// - a count (exact, no noise): better or worse by the threshold alone;
 /// - otherwise better / worse only when both sides have a spread and their
-///   intervals do not overlap; ambiguous when they overlap or a spread is missing.
-Judgement judge(const Side& before, const Side& after, Better better, MetricKind kind, const CompareOptions& opt);
+///   intervals do not overlap, and the change exceeds the descriptor's
+///   measured run-to-run factor; ambiguous when they overlap, a spread is
+///   missing or the change is within what two unchanged runs differ by.
+Judgement judge(const Side& before, const Side& after, Better better, const MetricDescriptor& d,
+                const CompareOptions& opt);
 
 struct MetricDiff {
   std::string probe, name, unit;

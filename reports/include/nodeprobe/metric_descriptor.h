@@ -59,6 +59,8 @@ class DescriptorBuilder {
   /// Charts show the best value over this axis (GEMM: over sizes).
   DescriptorBuilder& best_of(std::string axis);
   DescriptorBuilder& key(int rank, std::string caption, std::string per = {});
+  /// Two runs of an unchanged node differ by up to `factor` (MetricDescriptor::run_to_run).
+  DescriptorBuilder& run_to_run(double factor);
   operator MetricDescriptor() const { return d_; }  // NOLINT: tables read as lists of builders
 
  private:

@@ -84,6 +84,12 @@ struct MetricDescriptor {
   MetricDisplay display;
   MetricChart chart;
   MetricKey key;
+  /// Two runs of an unchanged node differ by up to this factor (measured with
+  /// bench/compare/run_to_run.sh, cited where it is declared): for metrics
+  /// whose samples repeat within one run and share its state, so their spread
+  /// is narrower than the run-to-run one. compare judges a change within it
+  /// ambiguous. 1: the samples' own spread is the whole story.
+  double run_to_run = 1;
 };
 
 /// One measured number. Labels are its axes only (DESIGN.md "Report contract").
