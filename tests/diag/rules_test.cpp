@@ -22,6 +22,11 @@ struct Result {
   }
 };
 
+// Nothing to act on: every finding (if any) is info.
+void expect_only_info(const Result& r) {
+  for (const auto& f : r.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
+}
+
 RuleEngine& engine() {
   static RuleEngine e(default_playbook());
   return e;
@@ -146,7 +151,7 @@ TEST(Rules, SocketFallbackIsNormalOnTcpNodesAndAFailureWhereEfaWasExpected) {
       "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
       "h:1:1 [0] NCCL INFO Using network Socket\n";
   const Result tcp = analyze(log);
-  for (const auto& f : tcp.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id;
+  expect_only_info(tcp);
   ASSERT_NE(tcp.get("efa.fallback_tcp"), nullptr);
   AnalysisOptions efa;
   efa.efa_expected = true;
@@ -391,17 +396,16 @@ TEST(Rules, BareNcclSystemErrorIsShmOnOneNodeNetworkAcrossNodes) {
 // Fabric Manager with nothing to manage is info on a board without NVSwitch,
 // and stays an error on an NVSwitch system or where CUDA waits for it (802).
 TEST(Rules, FabricManagerNotNeededWithoutNvswitch) {
-  const std::string fm =
-      "nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch driver failed with "
-      "error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n"
-      "systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=1/FAILURE\n";
+  const std::string no_switch = "nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch "
+                                "driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n";
+  const std::string fm = no_switch + "systemd[1]: nvidia-fabricmanager.service: Control process exited, status=1/FAILURE\n";
   const Result none = analyze(fm);
+  expect_only_info(none);
   ASSERT_NE(none.get("gpu.fabric_manager"), nullptr) << none.ids();
-  for (const auto& f : none.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
   const Result geforce = analyze("|   0  NVIDIA GeForce ...  Off  | 00000000:05:00.0 Off |                  N/A |\n"
                                  "Job for nvidia-fabricmanager.service failed because the control process exited with error code.\n"
                                  "systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\n");
-  for (const auto& f : geforce.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
+  expect_only_info(geforce);
   const Result hgx = analyze("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:18:00.0 Off |                    0 |\n" + fm);
   ASSERT_NE(hgx.get("gpu.fabric_manager"), nullptr);
   EXPECT_EQ(hgx.get("gpu.fabric_manager")->severity, Severity::kError) << hgx.ids();
@@ -427,7 +431,7 @@ TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
       "[    1.234568] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
       "[    1.234569] pcieport 0000:00:01.0: AER: enabled with IRQ 24\n"
       "type=AVC msg=audit(1730072197.188:289): avc:  granted  { setenforce } for  pid=1 comm=\"systemd\" scontext=a_t tcontext=b_t tclass=security\n");
-  for (const auto& f : r.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
+  expect_only_info(r);
 }
 
 }  // namespace
