@@ -36,25 +36,18 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 state_root=${NODEPROBE_NETNS_STATE:-/run/nodeprobe-netns}
-id=1
 rate=""
 mtu=9001
 data_net=0
-owner_pid=""
 host_rates=()
 pair_rates=()
 host_ulimits=()
 
-die() { printf 'netns-cluster.sh: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+# shellcheck source=scripts/lib/cluster_common.sh
+. "$here/lib/cluster_common.sh"
 
-[[ $# -ge 1 ]] || { usage >&2; exit 64; }
-cmd=$1; shift
-count=""
-if [[ $cmd == up ]]; then
-  [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || die "up needs the number of hosts (up N)"
-  count=$1; shift
-fi
+cluster_command "$@"
+set -- "${args[@]}"
 exec_args=()
 while [[ $# -gt 0 ]]; do
   if [[ $cmd == exec && $1 != -* ]]; then
@@ -64,18 +57,14 @@ while [[ $# -gt 0 ]]; do
   case "$1" in
     --rate) rate=${2:?--rate needs a value}; shift ;;
     --mtu) mtu=${2:?--mtu needs a value}; shift ;;
-    --id) id=${2:?--id needs a value}; shift ;;
     --data-net) data_net=1 ;;
-    --owner-pid) owner_pid=${2:?--owner-pid needs a value}; shift ;;
     --host-rate) host_rates+=("${2:?--host-rate needs I:RATE}"); shift ;;
     --pair-rate) pair_rates+=("${2:?--pair-rate needs I-J:RATE}"); shift ;;
     --host-ulimit) host_ulimits+=("${2:?--host-ulimit needs I:nofile=N}"); shift ;;
-    -h|--help) usage; exit 0 ;;
     *) printf 'netns-cluster.sh: unknown option %s (see --help)\n' "$1" >&2; exit 64 ;;
   esac
   shift
 done
-[[ $id =~ ^[0-9]+$ && $id -ge 0 && $id -le 255 ]] || die "--id must be 0..255"
 [[ $mtu =~ ^[0-9]+$ && $mtu -ge 576 && $mtu -le 65535 ]] || die "--mtu must be 576..65535"
 rate_re='^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$'
 [[ -z $rate || $rate =~ $rate_re ]] || die "--rate must look like 1gbit, 500mbit (tc units)"
@@ -203,15 +192,7 @@ up() {
   need_root
   [[ $count -ge 1 && $count -le 200 ]] || die "N must be 1..200"
   check_hosts_named
-  if [[ -d $dir ]]; then
-    local owner=""; [[ -f $dir/owner ]] && owner=$(cat "$dir/owner")
-    if [[ -n $owner ]] && ! kill -0 "$owner" 2>/dev/null; then
-      echo "netns-cluster.sh: removing stale cluster $id (owner $owner is gone)" >&2
-      down
-    else
-      die "cluster $id is already up (netns-cluster.sh down --id $id, or pick another --id)"
-    fi
-  fi
+  cluster_clear_stale
   mkdir -p "$dir"
   trap 'down; exit 2' ERR INT TERM
   [[ -n $owner_pid ]] && echo "$owner_pid" > "$dir/owner"
@@ -300,6 +281,7 @@ case "$cmd" in
     echo "--mca plm_rsh_agent $here/netns-agent --mca btl self,tcp" \
          "--mca btl_tcp_if_include 198.18.$id.0/24 --mca oob_tcp_if_include 198.18.$id.0/24" ;;
   exec)
+    [[ ${#exec_args[@]} -ge 2 ]] || die "exec needs HOST and a command"
     entry=$(lookup "${exec_args[0]}")
     [[ -n $entry ]] || die "unknown host ${exec_args[0]}"
     read -r ip hn ns <<< "$entry"

@@ -25,31 +25,23 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 state_root=${NODEPROBE_SLURM_STATE:-/run/nodeprobe-slurm}
-id=1
 health=""
 health_interval=5
-owner_pid=""
 prolog=""
+
+# shellcheck source=scripts/lib/cluster_common.sh
+. "$here/lib/cluster_common.sh"
+
+cluster_command "$@"
+set -- "${args[@]}"
+# The netns cluster's flags and owner.
 passthrough=()
-
-die() { printf 'slurm-cluster.sh: %s\n' "$*" >&2; exit 2; }
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-
-[[ $# -ge 1 ]] || { usage >&2; exit 64; }
-cmd=$1; shift
-count=""
-if [[ $cmd == up ]]; then
-  [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]] || die "up needs the number of hosts (up N)"
-  count=$1; shift
-fi
+[[ -z $owner_pid ]] || passthrough+=(--owner-pid "$owner_pid")
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --id) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--id needs a number"; id=$2; shift ;;
     --health) health=${2:?--health needs a program}; shift ;;
-    --owner-pid) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--owner-pid needs a pid"; owner_pid=$2; passthrough+=("$1" "$2"); shift ;;
     --prolog) prolog=${2:?--prolog needs a program}; shift ;;
     --health-interval) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--health-interval needs seconds"; health_interval=$2; shift ;;
-    -h|--help) usage; exit 0 ;;
     *) [[ $cmd == up ]] || die "unknown option '$1'"; passthrough+=("$1") ;;
   esac
   shift
@@ -135,15 +127,7 @@ wait_nodes_idle() {
 up() {
   need_tools
   [[ $count -ge 1 && $count -le 64 ]] || die "N must be 1..64"
-  if [[ -d $dir ]]; then
-    local owner=""; [[ -f $dir/owner ]] && owner=$(cat "$dir/owner")
-    if [[ -n $owner ]] && ! kill -0 "$owner" 2>/dev/null; then
-      echo "slurm-cluster.sh: removing stale cluster $id (owner $owner is gone)" >&2
-      down
-    else
-      die "cluster $id is already up (slurm-cluster.sh down --id $id)"
-    fi
-  fi
+  cluster_clear_stale
   "$here/netns-cluster.sh" up "$count" --id "$id" "${passthrough[@]}"
   mkdir -p "$dir/munge" "$dir/ctld" "$dir/spool"
   [[ -n $owner_pid ]] && echo "$owner_pid" > "$dir/owner"

@@ -1,5 +1,7 @@
 #include "coll_plan.h"
 
+#include <algorithm>
+
 #include "ring.h"
 
 namespace nodeprobe::allreduce {
@@ -45,6 +47,42 @@ int log2_of(int pof2) {
   int k = 0;
   while ((1 << k) < pof2) ++k;
   return k;
+}
+
+// Rabenseifner's two phases: the reduce-scatter halves the segments a rank
+// owns each step, the allgather doubles them.
+enum class Phase { kHalving, kDoubling };
+
+// One step of either phase with the partner across `mask`, on the segments
+// [lo, hi) of P this rank owns, which it updates. Halving: send the partner's
+// half, reduce the own half (the lower one when the bit is 0) and keep it.
+// Doubling: send the owned range and receive the partner's, next to it (on
+// the partner's side), and own both.
+XferStep rabenseifner_step(const Fold& f, std::size_t count, int mask, int tag, Phase phase, int& lo,
+                           int& hi) {
+  const int P = f.pof2;
+  const bool lower = (f.newrank & mask) == 0;
+  int send_lo = lo, send_hi = hi, recv_lo, recv_hi;
+  if (phase == Phase::kHalving) {
+    const int mid = lo + (hi - lo) / 2;
+    (lower ? send_lo : send_hi) = mid;
+    recv_lo = lower ? lo : mid;
+    recv_hi = lower ? mid : hi;
+  } else {
+    recv_lo = lower ? hi : lo - mask;
+    recv_hi = lower ? hi + mask : lo;
+  }
+  XferStep s;
+  s.tag = tag;
+  s.send_peer = s.recv_peer = f.real(f.newrank ^ mask);
+  s.send_offset = segment_offset(count, P, send_lo);
+  s.send_count = segment_offset(count, P, send_hi) - s.send_offset;
+  s.recv_offset = segment_offset(count, P, recv_lo);
+  s.recv_count = segment_offset(count, P, recv_hi) - s.recv_offset;
+  s.reduce = phase == Phase::kHalving;
+  lo = phase == Phase::kHalving ? recv_lo : std::min(lo, recv_lo);
+  hi = phase == Phase::kHalving ? recv_hi : std::max(hi, recv_hi);
+  return s;
 }
 
 }  // namespace
@@ -102,45 +140,13 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
   const int P = f.pof2;
   const int k = log2_of(P);
   if (add_fold(steps, f, rank, count, kFoldTag, true)) {
-    const int r = f.newrank;
-    // Segments [lo, hi) of P: halved each step, this rank keeps the half its
-    // bit says (lower half when the bit is 0), so it ends with segment r.
-    auto elems = [&](int a, int b) {
-      return segment_offset(count, P, b) - segment_offset(count, P, a);
-    };
+    // Segments [lo, hi) of P: halved each step down to segment newrank, then
+    // doubled back to all P.
     int lo = 0, hi = P, tag = 1;
-    for (int mask = P / 2; mask >= 1; mask /= 2) {
-      const int mid = lo + (hi - lo) / 2;
-      const bool lower = (r & mask) == 0;
-      const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
-      const int give_lo = lower ? mid : lo, give_hi = lower ? hi : mid;
-      XferStep s;
-      s.tag = tag++;
-      s.send_peer = s.recv_peer = f.real(r ^ mask);
-      s.send_offset = segment_offset(count, P, give_lo);
-      s.send_count = elems(give_lo, give_hi);
-      s.recv_offset = segment_offset(count, P, keep_lo);
-      s.recv_count = elems(keep_lo, keep_hi);
-      s.reduce = true;
-      steps.push_back(s);
-      lo = keep_lo;
-      hi = keep_hi;
-    }
-    // Allgather: the owned range doubles each step, growing towards the partner's side.
-    for (int mask = 1; mask < P; mask *= 2) {
-      const bool lower = (r & mask) == 0;
-      const int other_lo = lower ? hi : lo - mask, other_hi = lower ? hi + mask : lo;
-      XferStep s;
-      s.tag = tag++;
-      s.send_peer = s.recv_peer = f.real(r ^ mask);
-      s.send_offset = segment_offset(count, P, lo);
-      s.send_count = elems(lo, hi);
-      s.recv_offset = segment_offset(count, P, other_lo);
-      s.recv_count = elems(other_lo, other_hi);
-      steps.push_back(s);
-      lo = lower ? lo : other_lo;
-      hi = lower ? other_hi : hi;
-    }
+    for (int mask = P / 2; mask >= 1; mask /= 2)
+      steps.push_back(rabenseifner_step(f, count, mask, tag++, Phase::kHalving, lo, hi));
+    for (int mask = 1; mask < P; mask *= 2)
+      steps.push_back(rabenseifner_step(f, count, mask, tag++, Phase::kDoubling, lo, hi));
   }
   add_fold(steps, f, rank, count, 1 + 2 * k, false);
   return steps;

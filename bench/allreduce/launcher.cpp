@@ -14,6 +14,7 @@
 #include "shm_segments.h"
 #include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
+#include "nodeprobe/host_activity.h"
 #include "nodeprobe/mpirun.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/safe_remove.h"
@@ -140,7 +141,11 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
     for (const auto& a : so.argv) line += (line.empty() ? "" : " ") + a;
     std::cerr << kTool << ": " << line << "\n";
   }
+  // The ranks share this node and each would read the others as a neighbour;
+  // here, around mpirun, they are all this process's children.
+  const ActivityMeter activity;
   const SpawnResult r = run_process(so);
+  const auto host_activity = activity.stop();
   std::cerr << r.err;
   for (const auto& name : remove_dead_rank_segments(dir->path()))
     if (opt.common.verbose) std::cerr << kTool << ": removed " << kShmDir << "/" << name << " of a dead rank\n";
@@ -151,6 +156,7 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   if (::stat(child_json.c_str(), &st) == 0) {
     try {
       Report rep = load_report(child_json);
+      if (!rep.probes.empty() && !rep.probes.front().host_activity) rep.probes.front().host_activity = host_activity;
       if (stopped == StopCause::kSignal && !rep.probes.empty() && rep.probes.front().status == Status::kError) {
         // The ranks saw mpirun's SIGTERM; say what stopped the run. (At the
         // deadline the ranks' own, earlier one has said it already.)

@@ -26,23 +26,10 @@ small_iters=40
 large_iters=3
 id=43
 fabric_args=""
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --rate) rate=$2; shift ;;
-    --small) small=$2; shift ;;
-    --large) large=$2; shift ;;
-    --small-iters) small_iters=$2; shift ;;
-    --large-iters) large_iters=$2; shift ;;
-    --id) id=$2; shift ;;
-    --fabric-args) fabric_args=$2; shift ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "netns_algos.sh: unknown option $1" >&2; exit 64 ;;
-    *) build=$1 ;;
-  esac
-  shift
-done
 # shellcheck source=bench/allreduce/netns_lib.sh
 . "$here/bench/allreduce/netns_lib.sh"
+netns_bench_args netns_algos.sh --small small --large large --small-iters small_iters --large-iters large_iters \
+  --fabric-args fabric_args -- "$@"
 netns_bench_up netns_algos.sh "$build" "$id" "$rate"
 # shellcheck disable=SC2206
 fargs=($fabric_args)

@@ -26,8 +26,9 @@ json() { if [[ -n ${JSON_DIR:-} ]]; then mkdir -p "$JSON_DIR"; echo --json "$JSO
 "$tool" --corpus "$corpus" --batch issue13 $(json issue13)
 echo
 # The held-out sets (diag/bench/heldout_results.md): A collected before the
-# rules of that round were changed, B after them and measured once.
-for b in heldout-A heldout-B; do
+# rules of that round were changed, B and C each after the previous round and
+# measured once before tuning.
+for b in heldout-A heldout-B heldout-C; do
   # shellcheck disable=SC2046
   "$tool" --corpus "$corpus" --batch "$b" $(json "$b")
   echo

@@ -69,7 +69,10 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     else if (has_signal(r, "nccl.ib_none") && !ofi_failed)
       add_from_signal(r, "efa.fallback_tcp", "tcp_only", Severity::kUnknown, "nccl.socket_used");
   }
-  if (has_signal(r, "efa.absent") && opt.efa_expected)
+  // fi_getinfo/fi_info found no EFA provider on a node that has or wants EFA
+  // (the instance type, the user's own fi_info -p efa, the EFA provider's log
+  // lines about its devices): the devices are not usable there.
+  if (has_signal(r, "efa.absent") && expected && !r.findings.has("efa.missing"))
     add_from_signal(r, "efa.missing", "", Severity::kUnknown, "efa.absent");
   // aws-ofi-nccl picked a TCP provider where EFA was expected.
   if (has_signal(r, "nccl.ofi_tcp") && expected && !has_signal(r, "nccl.ofi_ok"))
@@ -115,10 +118,35 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   }
 
   // A bare ncclSystemError / internal error explains itself only when nothing
-  // more specific (socket, shm, limits, GPU) is in the same log.
+  // more specific (socket, shm, limits, GPU) is in the same log. Without
+  // NCCL_DEBUG its WARN (which call failed) is not printed. With network
+  // lines in the log it is taken as the network; without any, the job ran on
+  // one node, where NCCL's system calls are its shared-memory ones
+  // (shm_open/fallocate/mmap of /dev/shm in src/transport/shm.cc and the
+  // proxy's shared buffers): in a container that is the 64 MB /dev/shm or a
+  // private IPC namespace, the fix every such thread reports (--ipc=host).
   if (has_signal(r, "nccl.generic") &&
-      !r.findings.has_prefix({"nccl.", "limits.", "efa.", "gpu.", "host.", "net.", "selinux."}))
-    add_from_signal(r, "nccl.network_config", "generic_error", Severity::kUnknown, "nccl.generic");
+      !r.findings.has_prefix({"nccl.", "limits.", "efa.", "gpu.", "host.", "net.", "selinux."})) {
+    const bool network = has_signal(r, "nccl.socket_used") || has_signal(r, "nccl.ifname") ||
+                         has_signal(r, "nccl.ib_none") || has_signal(r, "nccl.ofi_ok") ||
+                         has_signal(r, "nccl.ofi_failed") || has_signal(r, "nccl.efa_intent");
+    const bool system_error = r.signals.at("nccl.generic").facts.contains("code");  // ncclSystemError
+    if (!network && system_error)
+      add_from_signal(r, "nccl.shm", "system_error", Severity::kUnknown, "nccl.generic");
+    else
+      add_from_signal(r, "nccl.network_config", "generic_error", Severity::kUnknown, "nccl.generic");
+  }
+
+  // Fabric Manager failing where there is no NVSwitch to manage (its own
+  // NV_WARN_NOTHING_TO_DO, or GPUs that never sit on an NVSwitch board) is not
+  // a fault: FM is only needed on NVSwitch systems. CUDA's 802 ("system not
+  // yet initialized") or an NVSwitch board in the same log keep it an error.
+  if ((has_signal(r, "fm.nothing_to_do") || has_signal(r, "gpu.no_nvswitch_board")) &&
+      !has_signal(r, "gpu.nvswitch_board") && !r.findings.has("gpu.fabric_manager", "not_initialized") &&
+      !r.findings.has("gpu.fabric_manager", "version_mismatch")) {
+    r.findings.rekey("gpu.fabric_manager", "not_running", "gpu.fabric_manager", "not_needed");
+    r.findings.rekey("gpu.fabric_manager", "training_failed", "gpu.fabric_manager", "not_needed");
+  }
 }
 
 }  // namespace nodeprobe::diag

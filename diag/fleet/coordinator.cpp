@@ -38,11 +38,14 @@ void Coordinator::accept_all(double timeout_s) {
     std::vector<pollfd> fds{{listen_fd_.get(), POLLIN, 0}};
     for (auto& p : pending) fds.push_back({p.first.get(), POLLIN, 0});
     ::poll(fds.data(), fds.size(), 100);
+    // Only the connections that were polled: one accepted below has no
+    // entry in fds until the next round (found by ASan: fds[i + 1] past the end).
+    const std::size_t polled = fds.size() - 1;
     if (fds[0].revents & POLLIN) {
       Fd c(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
       if (c) pending.emplace_back(std::move(c), FrameReader());
     }
-    for (std::size_t i = 0; i < pending.size(); ++i) {
+    for (std::size_t i = 0; i < polled; ++i) {
       if (!pending[i].first || !(fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       std::string err;
       const bool open = pending[i].second.pump(pending[i].first.get(), &err);

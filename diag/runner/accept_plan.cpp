@@ -29,12 +29,14 @@ const std::vector<PlanEntry>& accept_entries() {
       // stopped rank ends as error/timeout naming the rank (docs/allreduce.md).
       // Each timed iteration is one sample: quick's 8 are more than the 7 a
       // side compare needs to call a change worse (docs/compare.md). --spread
-      // paces them over 200 ms (500 ms) per size: back to back they fit in one
-      // scheduling slice of a busy host, and two unchanged runs differed far
-      // beyond either run's spread (a false "worse" in 6 of 15 A/A pairs).
+      // paces them over 100 ms (500 ms) per size: back to back they fit in
+      // one scheduling slice of a busy host, and two unchanged runs differed
+      // far beyond either run's spread (a false "worse" in 6 of 15 A/A pairs).
+      // 12 ms between samples spans several slices; 200 ms pushed quick's
+      // allreduce past its deadline at load 12.
       {"allreduce", "nodeprobe-allreduce",
        {{"", {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "1M", "-e", "4M",
-              "-f", "4", "-n", "8", "--inplace", "0", "--spread", "200"},
+              "-f", "4", "-n", "8", "--inplace", "0", "--spread", "100"},
          {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "64K", "-e", "64M",
           "-f", "4", "-n", "20", "--spread", "500"}}},
        30, 180, 5, 60, true, false},

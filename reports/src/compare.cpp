@@ -219,6 +219,40 @@ Judgement judge(const Side& b, const Side& a, Better better, const MetricDescrip
   return j;
 }
 
+std::string activity_text(const std::optional<HostActivity>& before, const std::optional<HostActivity>& after) {
+  if (!before && !after) return {};
+  const HostActivity& any = after ? *after : *before;
+  const double cpus = any.cpus > 0 ? any.cpus : 1;
+  const double ob = before ? before->other_cpus : 0, oa = after ? after->other_cpus : 0;
+  const double sb = before ? before->steal_cpus : 0, sa = after ? after->steal_cpus : 0;
+  const double busy = 0.25 * cpus, stolen = 0.1 * cpus;
+  const bool other = ob >= busy || oa >= busy || std::fabs(oa - ob) >= busy;
+  const bool steal = sb >= stolen || sa >= stolen;
+  if (!other && !steal) return {};
+  char buf[200];
+  auto side = [](const std::optional<HostActivity>& a, double v) {
+    char s[32];
+    if (!a) return std::string("not measured");
+    std::snprintf(s, sizeof s, "%.1f", v);
+    return std::string(s);
+  };
+  std::string t;
+  if (other) {
+    const bool after_busier = oa >= ob;
+    std::snprintf(buf, sizeof buf, "other processes used %s of %.0f CPUs during the %s run (%s %s)",
+                  side(after_busier ? after : before, after_busier ? oa : ob).c_str(), cpus,
+                  after_busier ? "after" : "before", side(after_busier ? before : after, after_busier ? ob : oa).c_str(),
+                  after_busier ? "before" : "after");
+    t = buf;
+  }
+  if (steal) {
+    std::snprintf(buf, sizeof buf, "the hypervisor took %s (before) and %s (after) of %.0f CPUs",
+                  side(before, sb).c_str(), side(after, sa).c_str(), cpus);
+    t += (t.empty() ? "" : "; ") + std::string(buf);
+  }
+  return t + ": a busy host slows what it measures";
+}
+
 std::size_t Comparison::count(Verdict v) const {
   return static_cast<std::size_t>(std::count_if(
       metrics.begin(), metrics.end(), [&](const MetricDiff& d) { return d.judgement.verdict == v; }));
@@ -232,7 +266,12 @@ std::vector<Cause> Comparison::causes() const {
   auto cause_of = [&](const std::string& probe) -> Cause& {
     for (auto& c : out)
       if (c.probe == probe) return c;
-    out.push_back(Cause{probe, global, {}});
+    Cause c{probe, global, {}, std::nullopt, std::nullopt};
+    if (auto it = activity.find(probe); it != activity.end()) {
+      c.before_activity = it->second.first;
+      c.after_activity = it->second.second;
+    }
+    out.push_back(std::move(c));
     return out.back();
   };
   for (const auto& d : metrics)
@@ -296,6 +335,8 @@ Comparison compare_reports(const Report& before, const Report& after, const Comp
   }
 
   c.environment = environment_diff(before, after);
+  for (const auto& p : after.probes)
+    if (const ProbeResult* old = find_probe(before, p.name)) c.activity[p.name] = {old->host_activity, p.host_activity};
 
   // Status changes: probes, then their checks, in the newer report's order.
   for (const auto& p : after.probes) {

@@ -134,6 +134,8 @@ std::vector<std::string> cause_lines(const Cause& c) {
     for (std::size_t i = 0; i < c.changes.size(); ++i) head += (i ? ", " : "") + change_text(*c.changes[i]);
   }
   out.push_back(head);
+  if (const std::string busy = activity_text(c.before_activity, c.after_activity); !busy.empty())
+    out.push_back("  host: " + busy);
   if (c.moved.empty()) {
     out.push_back("  moved: nothing beyond the threshold and the noise");
     return out;

@@ -223,6 +223,9 @@ void to_json(Json& j, const ProbeResult& v) {
            {"metrics", v.metrics},       {"checks", v.checks}};
   if (!v.environment.empty()) j["environment"] = v.environment;
   if (!v.data.empty()) j["data"] = v.data;
+  if (const auto& a = v.host_activity)
+    j["host_activity"] = Json{{"seconds", a->seconds}, {"cpus", a->cpus}, {"other_cpus", a->other_cpus},
+                              {"steal_cpus", a->steal_cpus}};
 }
 void from_json(const Json& j, ProbeResult& v) {
   v.name = j.at("name").get<std::string>();
@@ -235,6 +238,14 @@ void from_json(const Json& j, ProbeResult& v) {
   opt_vec(j, "checks", v.checks);
   v.environment = str_map(j, "environment");
   v.data = object_or_empty(j, "data");
+  if (auto it = j.find("host_activity"); it != j.end() && it->is_object()) {
+    HostActivity a;
+    a.seconds = num(*it, "seconds");
+    a.cpus = it->value("cpus", 0);
+    a.other_cpus = num(*it, "other_cpus");
+    a.steal_cpus = num(*it, "steal_cpus");
+    if (std::isfinite(a.other_cpus) && std::isfinite(a.steal_cpus) && a.cpus > 0) v.host_activity = a;
+  }
 }
 
 void to_json(Json& j, const Evidence& v) {

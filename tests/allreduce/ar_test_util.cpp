@@ -91,30 +91,10 @@ std::vector<std::string> finding_ids(const Json& report) {
 }
 
 NetnsCluster::NetnsCluster(int hosts, const std::vector<std::string>& extra) {
-  if (::geteuid() != 0) {
-    skip_ = "netns cluster needs root";
-    return;
-  }
-  // An id per test process (tests run in parallel); the next one when taken.
-  SpawnResult r;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    id_ = 20 + static_cast<int>((::getpid() + attempt * 37) % 200);
-    std::vector<std::string> argv = {NODEPROBE_NETNS_SCRIPT, "up", std::to_string(hosts), "--id", std::to_string(id_),
-                                     "--owner-pid", std::to_string(::getpid())};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    r = nt::run(argv, 60);
-    if (r.err.find("is already up") == std::string::npos) break;
-  }
-  if (r.exit_code == 77) {
-    skip_ = "cannot create network namespaces here: " + r.err;
-    return;
-  }
-  if (!r.exited_ok()) {
-    // A throwing constructor gets no destructor: tear down what was made here.
-    nt::run({NODEPROBE_NETNS_SCRIPT, "down", "--id", std::to_string(id_)}, 60);
-    throw std::runtime_error("netns-cluster.sh up failed: " + r.describe() + ": " + r.err);
-  }
-  up_ = true;
+  const nt::ClusterUp c = nt::cluster_up(NODEPROBE_NETNS_SCRIPT, hosts, extra, 0, 60);
+  id_ = c.id;
+  skip_ = c.skip;
+  up_ = skip_.empty();
 }
 
 NetnsCluster::~NetnsCluster() {

@@ -8,6 +8,8 @@
 
 #include "diagnose.h"
 #include "finding_set.h"
+#include "playbook.h"
+#include "rule_engine.h"
 
 namespace nodeprobe::diag::corpus {
 namespace {
@@ -90,6 +92,15 @@ bool SampleResult::passed() const {
 
 std::string SampleResult::got_text() const { return got.empty() ? "(nothing)" : join(got); }
 
+namespace {
+// One compilation of the built-in rules for every sample: diagnose() would
+// otherwise compile them per log (most of the time of judging a sample).
+RuleEngine& shared_engine() {
+  static RuleEngine e(default_playbook());
+  return e;
+}
+}  // namespace
+
 SampleResult evaluate(const std::string& corpus_dir, const Sample& s) {
   const Json& spec = s.spec;
   SampleResult r;
@@ -102,6 +113,7 @@ SampleResult evaluate(const std::string& corpus_dir, const Sample& s) {
   in.logs = {corpus_dir + "/" + s.file};
   in.expect = spec.value("instance_type", std::string());
   in.now = kCorpusNow;
+  in.engine = &shared_engine();
   Report rep;
   const DiagOutcome out = diagnose(rep, in);
   r.input_errors = out.input_errors;

@@ -230,7 +230,8 @@ TEST(Events, DistinctPidsAreDistinctEventsEvenInOneSecond) {
     text += "2025-11-29T10:00:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=" + std::to_string(100 + i) +
             ", name=python, Graphics SM Warp Exception\n";
   text += "2025-11-29T10:00:00Z host kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=104, name=python, Graphics SM Warp Exception\n";
-  const Accum* a = find(run(text), "gpu.xid");
+  const SourceResult r = run(text);  // find() points into it: it must outlive a
+  const Accum* a = find(r, "gpu.xid");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->count, 5);
   EXPECT_EQ(a->lines, 6);

@@ -22,6 +22,11 @@ struct Result {
   }
 };
 
+// Nothing to act on: every finding (if any) is info.
+void expect_only_info(const Result& r) {
+  for (const auto& f : r.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
+}
+
 RuleEngine& engine() {
   static RuleEngine e(default_playbook());
   return e;
@@ -146,7 +151,7 @@ TEST(Rules, SocketFallbackIsNormalOnTcpNodesAndAFailureWhereEfaWasExpected) {
       "h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
       "h:1:1 [0] NCCL INFO Using network Socket\n";
   const Result tcp = analyze(log);
-  for (const auto& f : tcp.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id;
+  expect_only_info(tcp);
   ASSERT_NE(tcp.get("efa.fallback_tcp"), nullptr);
   AnalysisOptions efa;
   efa.efa_expected = true;
@@ -350,11 +355,62 @@ TEST(LookAlikes, SocketTransportChosenOnPurposeIsNotAFallback) {
 
 TEST(LookAlikes, KilledInOtherContextsIsNotAnOom) {
   for (const char* line : {"[1]+  Killed                  sleep 1000\n", "Killed by signal 15.\n",
-                           "oom_score_adj set to -1000 for nodeprobe\n", "Killed\n",
-                           "INFO: killed 3 stale workers after the epoch\n"}) {
+                           "oom_score_adj set to -1000 for nodeprobe\n", "Killed 3 stale sessions of user ubuntu\n",
+                           "INFO: killed 3 stale workers after the epoch\n", "exit code -90\n"}) {
     const Result r = analyze(line);
     EXPECT_EQ(r.get("host.oom"), nullptr) << line;
   }
+}
+
+// The shell's own report of a SIGKILL'ed foreground job (a line "Killed",
+// also glued to a progress bar, or in another locale) and Python's -9 return
+// codes: a probable OOM kill, a warning until the kernel's record says so.
+TEST(Rules, ShellReportOfSigkillIsAProbableOom) {
+  for (const char* log : {"config loaded.\nKilled\n", "100%|####| 3000001/3000001 [03:33<00:00, 14061.26it/s]Killed\n",
+                          "**Killed**\n", "已杀死\n", "ERROR: error code -9\n",
+                          "subprocess.CalledProcessError: Command 'x' returned non-zero exit status -9.\n"}) {
+    const Result r = analyze(log);
+    const Finding* f = r.get("host.oom");
+    ASSERT_NE(f, nullptr) << log << r.ids();
+    EXPECT_EQ(f->severity, Severity::kWarn) << log;
+  }
+  // With the kernel's record the record is the finding.
+  const Result k = analyze("Killed\n[ 1.0] Out of memory: Killed process 7 (python) total-vm:1kB, anon-rss:1kB\n");
+  ASSERT_NE(k.get("host.oom"), nullptr);
+  EXPECT_EQ(k.get("host.oom")->severity, Severity::kError) << k.ids();
+}
+
+// A bare ncclSystemError names no call: one node (no network lines) is
+// NCCL's shared memory; with the interface listing of a multi-node job it
+// stays the network.
+TEST(Rules, BareNcclSystemErrorIsShmOnOneNodeNetworkAcrossNodes) {
+  const std::string bare = "RuntimeError: NCCL Error 2: unhandled system error\n";
+  EXPECT_NE(analyze(bare).get("nccl.shm"), nullptr) << analyze(bare).ids();
+  const Result net = analyze("h:1:1 [0] NCCL INFO NET/Socket : Using [0]bond0:192.168.1.161<0> [1]br-05ab:172.19.0.1<0>\n" + bare);
+  EXPECT_NE(net.get("nccl.network_config"), nullptr) << net.ids();
+  EXPECT_EQ(net.get("nccl.shm"), nullptr) << net.ids();
+  // An internal error is not a system call: still the generic network cause.
+  EXPECT_EQ(analyze("ncclInternalError: Internal check failed.\n").get("nccl.shm"), nullptr);
+}
+
+// Fabric Manager with nothing to manage is info on a board without NVSwitch,
+// and stays an error on an NVSwitch system or where CUDA waits for it (802).
+TEST(Rules, FabricManagerNotNeededWithoutNvswitch) {
+  const std::string no_switch = "nv-fabricmanager[4177]: request to query NVSwitch device information from NVSwitch "
+                                "driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]\n";
+  const std::string fm = no_switch + "systemd[1]: nvidia-fabricmanager.service: Control process exited, status=1/FAILURE\n";
+  const Result none = analyze(fm);
+  expect_only_info(none);
+  ASSERT_NE(none.get("gpu.fabric_manager"), nullptr) << none.ids();
+  const Result geforce = analyze("|   0  NVIDIA GeForce ...  Off  | 00000000:05:00.0 Off |                  N/A |\n"
+                                 "Job for nvidia-fabricmanager.service failed because the control process exited with error code.\n"
+                                 "systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.\n");
+  expect_only_info(geforce);
+  const Result hgx = analyze("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:18:00.0 Off |                    0 |\n" + fm);
+  ASSERT_NE(hgx.get("gpu.fabric_manager"), nullptr);
+  EXPECT_EQ(hgx.get("gpu.fabric_manager")->severity, Severity::kError) << hgx.ids();
+  const Result cuda = analyze(fm + "CUDA initialization: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet initialized\n");
+  EXPECT_EQ(cuda.get("gpu.fabric_manager")->severity, Severity::kError) << cuda.ids();
 }
 
 TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
@@ -375,7 +431,7 @@ TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
       "[    1.234568] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
       "[    1.234569] pcieport 0000:00:01.0: AER: enabled with IRQ 24\n"
       "type=AVC msg=audit(1730072197.188:289): avc:  granted  { setenforce } for  pid=1 comm=\"systemd\" scontext=a_t tcontext=b_t tclass=security\n");
-  for (const auto& f : r.findings) EXPECT_EQ(f.severity, Severity::kInfo) << f.id << ": " << f.title;
+  expect_only_info(r);
 }
 
 }  // namespace

@@ -29,49 +29,17 @@ namespace {
 namespace nt = nodeprobe::testing;
 namespace fs = std::filesystem;
 
-/// A directory every test host sees (each has its own /tmp): under the build tree.
-class SharedDir {
- public:
-  SharedDir() {
-    std::string tmpl = fs::path(nt::bin("nodeprobe")).parent_path().parent_path().string() + "/slurm-test-XXXXXX";
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-    ::chmod(path_.c_str(), 0755);
-  }
-  ~SharedDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+/// Where to make a directory every test host sees (each has its own /tmp): the build tree.
+std::string shared_parent() { return fs::path(nt::bin("nodeprobe")).parent_path().parent_path().string(); }
 
 class SlurmCluster {
  public:
   SlurmCluster(int hosts, const std::vector<std::string>& extra = {}) {
-    if (::geteuid() != 0) {
-      skip_ = "a Slurm cluster on netns hosts needs root";
-      return;
-    }
-    SpawnResult r;
-    for (int attempt = 0; attempt < 8; ++attempt) {
-      id_ = 20 + static_cast<int>((::getpid() + 101 + attempt * 37) % 200);
-      std::vector<std::string> argv = {NODEPROBE_SLURM_SCRIPT, "up", std::to_string(hosts), "--id",
-                                       std::to_string(id_), "--owner-pid", std::to_string(::getpid())};
-      argv.insert(argv.end(), extra.begin(), extra.end());
-      r = nt::run(argv, 120);
-      if (r.err.find("is already up") == std::string::npos) break;
-    }
-    if (r.exit_code == 77) {
-      skip_ = r.err;
-      return;
-    }
-    if (!r.exited_ok()) {
-      nt::run({NODEPROBE_SLURM_SCRIPT, "down", "--id", std::to_string(id_)}, 60);
-      throw std::runtime_error("slurm-cluster.sh up failed: " + r.describe() + ": " + r.err);
-    }
+    // Ids apart from the netns clusters' of the same process (tests/allreduce).
+    const nt::ClusterUp c = nt::cluster_up(NODEPROBE_SLURM_SCRIPT, hosts, extra, 101, 120);
+    id_ = c.id;
+    skip_ = c.skip;
+    if (!skip_.empty()) return;
     conf_ = "SLURM_CONF=/run/nodeprobe-slurm/" + std::to_string(id_) + "/slurm.conf";
     const std::string env = nt::run({NODEPROBE_SLURM_SCRIPT, "env", "--id", std::to_string(id_)}, 30).out;
     std::smatch m;
@@ -114,7 +82,7 @@ class SlurmCluster {
 TEST(FleetSlurm, SrunStartsOneRankPerNodeAndTheSlowHostIsTheOnlyNodeOutlier) {
   SlurmCluster c(4, {"--rate", "50mbit", "--host-rate", "3:12mbit"});
   NEED_SLURM(c);
-  SharedDir dir;
+  nt::TempDir dir(shared_parent(), 0755);
   const SpawnResult r = c.slurm({"srun", "--immediate=60", "--time=3", "-N", "4", "--ntasks-per-node=1", "--mpi=pmix", nt::bin("nodeprobe"),
                                  "fleet", "--skip", "local,ring", "--pair-bytes", "1M", "--stall-timeout", "20",
                                  "--json", dir.file("fleet.json")},
@@ -178,14 +146,14 @@ void write_executable(const std::string& path, const std::string& text) {
 /// tests cover the findings, these cover Slurm's side), scontrol's
 /// configuration (no /etc/slurm here), and per-node files (the test hosts
 /// share one filesystem: each node's files get its name).
-std::string localise(std::string script, const SharedDir& dir) {
+std::string localise(std::string script, const nt::TempDir& dir) {
   script = replace_all(script, "/opt/nodeprobe/bin/nodeprobe", dir.file("nodeprobe"));
   script = replace_all(script, "/usr/bin/scontrol", dir.file("scontrol"));
   script = replace_all(script, "/var/log/nodeprobe", dir.file("log-$SLURMD_NODENAME"));
   return replace_all(script, "/run/nodeprobe-", dir.file("$SLURMD_NODENAME-"));
 }
 
-void write_wrappers(const SlurmCluster& c, const SharedDir& dir) {
+void write_wrappers(const SlurmCluster& c, const nt::TempDir& dir) {
   write_executable(dir.file("nodeprobe"),
                    "#!/bin/sh\nset -- \"$@\" --no-imds --sysroot '" + std::string(NODEPROBE_FIXTURES) +
                        "/sysroot/empty'\n[ \"$SLURMD_NODENAME\" = " + c.host(2) +
@@ -207,7 +175,7 @@ std::map<std::string, std::string> wait_nodes(const SlurmCluster& c, double seco
 }
 
 TEST(FleetSlurm, TheDocumentedHealthCheckProgramDrainsOnlyTheNodeToDrainWithNodeprobesReason) {
-  SharedDir dir;
+  nt::TempDir dir(shared_parent(), 0755);
   const std::string script = documented_script("### HealthCheckProgram");
   ASSERT_NE(script.find("/opt/nodeprobe/bin/nodeprobe accept --profile health"), std::string::npos) << script;
   ASSERT_NE(script.find("/usr/bin/scontrol update"), std::string::npos) << script;
@@ -226,7 +194,7 @@ TEST(FleetSlurm, TheDocumentedHealthCheckProgramDrainsOnlyTheNodeToDrainWithNode
 }
 
 TEST(FleetSlurm, TheDocumentedPrologDrainsTheNodeWithNodeprobesReasonAndTheOthersStillRunJobs) {
-  SharedDir dir;
+  nt::TempDir dir(shared_parent(), 0755);
   const std::string script = documented_script("### Prolog");
   ASSERT_NE(script.find("/opt/nodeprobe/bin/nodeprobe accept --profile health"), std::string::npos) << script;
   write_executable(dir.file("prolog.sh"), localise(script, dir));

@@ -100,6 +100,30 @@ TEST(Compare, AChangeWithinTheMeasuredRunToRunFactorIsAmbiguous) {
             Verdict::kAmbiguous);
 }
 
+// The host's other work during each side's run is named next to what moved:
+// a probe slowed by a neighbour is not a node that got worse.
+TEST(Compare, ABusyHostIsNamedNextToWhatMoved) {
+  auto report = [](double v, double other) {
+    Report r = one_metric(metric("busbw", v, "GB/s", Better::kHigher, {}, v * 0.98, v * 1.02, 8), "allreduce");
+    r.probes[0].host_activity = HostActivity{3.0, 2, other, 0};
+    return r;
+  };
+  const auto c = compare_reports(report(2.1, 0.1), report(0.07, 1.6), {});
+  ASSERT_EQ(c.causes().size(), 1u);
+  const auto lines = compare_to_json(c)["causes"][0]["text"];
+  std::string all;
+  for (const auto& l : lines) all += l.get<std::string>() + "\n";
+  EXPECT_NE(all.find("host: other processes used 1.6 of 2 CPUs during the after run (0.1 before)"),
+            std::string::npos) << all;
+  // A quiet host on both sides says nothing.
+  EXPECT_EQ(activity_text(HostActivity{3, 2, 0.1, 0}, HostActivity{3, 2, 0.2, 0}), "");
+  // The busier side is named, whichever it is; a side not measured says so.
+  EXPECT_NE(activity_text(HostActivity{3, 2, 1.2, 0}, std::nullopt).find("1.2 of 2 CPUs during the before run (not measured after)"),
+            std::string::npos) << activity_text(HostActivity{3, 2, 1.2, 0}, std::nullopt);
+  EXPECT_NE(activity_text(HostActivity{3, 8, 0, 0}, HostActivity{3, 8, 0, 1.0}).find("hypervisor took 0.0 (before) and 1.0 (after) of 8 CPUs"),
+            std::string::npos);
+}
+
 TEST(Compare, OverlappingSpreadsBeyondThresholdAreAmbiguous) {
   // +10 % at the centre, but each side varied over +-15 %.
   const auto b = one_metric(metric("mb_per_s", 100, "MB/s", Better::kHigher, {}, 85, 115, 20));

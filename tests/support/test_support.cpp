@@ -24,6 +24,8 @@
 #include <valijson/validator.hpp>
 #endif
 
+#include "nodeprobe/safe_remove.h"
+
 #ifndef NODEPROBE_BIN_DIR
 #define NODEPROBE_BIN_DIR ""
 #endif
@@ -32,11 +34,11 @@ extern char** environ;
 
 namespace nodeprobe::testing {
 
-TempDir::TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/nodeprobe-test-XXXXXX";
+TempDir::TempDir(const std::string& parent, unsigned mode) {
+  std::string tmpl = (parent.empty() ? temp_parent() : parent) + "/nodeprobe-test-XXXXXX";
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
   path_ = tmpl;
+  if (mode != 0700) ::chmod(path_.c_str(), mode);
 }
 
 TempDir::~TempDir() {
@@ -198,6 +200,33 @@ std::vector<std::string> entries_with_prefix(const std::string& dir, const std::
     if (n.rfind(prefix, 0) == 0) out.push_back(n);
   }
   return out;
+}
+
+ClusterUp cluster_up(const std::string& script, int hosts, const std::vector<std::string>& extra,
+                     int id_offset, double timeout_s) {
+  ClusterUp c;
+  if (::geteuid() != 0) {
+    c.skip = std::filesystem::path(script).filename().string() + " needs root";
+    return c;
+  }
+  SpawnResult r;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    c.id = 20 + static_cast<int>((::getpid() + id_offset + attempt * 37) % 200);
+    std::vector<std::string> argv = {script, "up", std::to_string(hosts), "--id", std::to_string(c.id),
+                                     "--owner-pid", std::to_string(::getpid())};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    r = run(argv, timeout_s);
+    if (r.err.find("is already up") == std::string::npos) break;
+  }
+  if (r.exit_code == 77) {
+    c.skip = r.err;
+  } else if (!r.exited_ok()) {
+    // The caller's constructor throws and gets no destructor: tear down here.
+    run({script, "down", "--id", std::to_string(c.id)}, 60);
+    throw std::runtime_error(std::filesystem::path(script).filename().string() + " up failed: " + r.describe() +
+                             ": " + r.err);
+  }
+  return c;
 }
 
 }  // namespace nodeprobe::testing

@@ -10,10 +10,11 @@
 
 namespace nodeprobe::testing {
 
-/// A fresh directory under $TMPDIR, removed with its contents on destruction.
+/// A fresh directory under `parent` ($TMPDIR, else /tmp, when empty), with
+/// `mode`, removed with its contents on destruction.
 class TempDir {
  public:
-  TempDir();
+  explicit TempDir(const std::string& parent = "", unsigned mode = 0700);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -71,5 +72,20 @@ bool wait_for(const std::function<bool()>& cond, double timeout_s);
 
 /// Names of the entries of `dir` that start with `prefix`.
 std::vector<std::string> entries_with_prefix(const std::string& dir, const std::string& prefix);
+
+/// A test cluster that `script` (scripts/netns-cluster.sh or slurm-cluster.sh)
+/// brought up: its id, or why this machine cannot have one (not root, or what
+/// the script said when it exited 77).
+struct ClusterUp {
+  int id = 0;
+  std::string skip;
+};
+
+/// Runs `script up HOSTS --id K --owner-pid <this process> extra...` with an
+/// id of this test process's own (tests run in parallel; `id_offset` keeps
+/// the ids of one process's clusters of different scripts apart), the next
+/// one while an id is taken. When `up` fails otherwise, runs `down` and throws.
+ClusterUp cluster_up(const std::string& script, int hosts, const std::vector<std::string>& extra,
+                     int id_offset, double timeout_s);
 
 }  // namespace nodeprobe::testing

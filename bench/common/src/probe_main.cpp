@@ -7,6 +7,7 @@
 #include "nodeprobe/cli_checks.h"
 #include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
+#include "nodeprobe/host_activity.h"
 #include "nodeprobe/host_facts.h"
 #include "nodeprobe/stop.h"
 #include "nodeprobe/version.h"
@@ -152,6 +153,7 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
     ProbeResult result;
     result.name = probe.key();
     const double t0 = clock.now_s();
+    const ActivityMeter activity;
     const std::string waived = probe.waive_reason(ctx);
     if (!waived.empty()) {
       result.status = Status::kSkip;
@@ -174,6 +176,7 @@ int run_probes(const std::string& tool_name, std::vector<std::unique_ptr<Probe>>
         result.reason.empty())
       result.reason = std::string(to_string(result.status)) + " without a reason from the probe";
     result.duration_s = std::max(0.0, clock.now_s() - t0);
+    if (result.status != Status::kSkip) result.host_activity = activity.stop();
     report.probes.push_back(std::move(result));
   }
 

@@ -7,6 +7,7 @@
 /// environment that changed, shown as the likely cause next to what moved.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -94,7 +95,15 @@ struct Cause {
   std::string probe;
   std::vector<const FieldDiff*> changes;   ///< into Comparison::environment
   std::vector<const MetricDiff*> moved;    ///< into Comparison::metrics
+  /// Other work on the host during each side's run of the probe (when measured).
+  std::optional<HostActivity> before_activity, after_activity;
 };
+
+/// "other processes used 1.6 of 2 CPUs during the after run (0.1 before)"
+/// when either side's host was busy (other work on a quarter of its CPUs or
+/// more, or the hypervisor taking a tenth) or the two differ by that much;
+/// empty otherwise. A probe slowed by a neighbour is no node that got worse.
+std::string activity_text(const std::optional<HostActivity>& before, const std::optional<HostActivity>& after);
 
 /// A probe or check whose status changed.
 struct StatusChange {
@@ -114,6 +123,8 @@ struct Comparison {
   std::vector<MetricDiff> metrics;
   std::vector<OneSided> only_before, only_after;
   std::vector<FieldDiff> environment;
+  /// Per probe in both reports: each side's host activity.
+  std::map<std::string, std::pair<std::optional<HostActivity>, std::optional<HostActivity>>> activity;
   std::vector<StatusChange> statuses;
 
   std::size_t count(Verdict v) const;

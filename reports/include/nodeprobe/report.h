@@ -114,6 +114,14 @@ struct Check {
 };
 
 /// One probe's result.
+/// How busy the host was with other work while a probe ran (host_activity.h).
+struct HostActivity {
+  double seconds = 0;     ///< the stretch measured
+  int cpus = 0;           ///< online CPUs
+  double other_cpus = 0;  ///< CPUs' worth of time other processes (and the kernel) used, on average
+  double steal_cpus = 0;  ///< CPUs' worth of time the hypervisor gave to other guests
+};
+
 struct ProbeResult {
   std::string name;
   Status status = Status::kSkip;
@@ -127,6 +135,9 @@ struct ProbeResult {
   /// transports): what compare shows as the environment next to the numbers.
   std::map<std::string, std::string> environment;
   Json data = Json::object();  ///< probe-specific structured data (matrices, per-rank rows, ...)
+  /// Other work on the host during the run; none when not measured (several
+  /// ranks of one job on the node, no /proc/stat, a report of schema /1).
+  std::optional<HostActivity> host_activity;
 };
 
 struct Evidence {
