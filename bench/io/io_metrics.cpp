@@ -76,10 +76,19 @@ std::vector<MetricDescriptor> sweep_model_metrics() {
   };
 }
 
+// The write windows of one prepare share its writeback state (dirty pages
+// the previous run left, the device's cache), so two unchanged runs differ
+// beyond one run's spread: an A/A accept pair in CI gave 822 (720..964) ->
+// 411 (289..574) MB/s. bench/compare/run_to_run.sh --runs 6 -- nodeprobe-io
+// accept --profile quick (load 2): shards 3.75x and files 2.40x between runs,
+// 3 of 15 pairs of runs separating. compare calls neither worse within 4x.
+constexpr double kWriteRunToRun = 4;
+
 std::vector<MetricDescriptor> prepare_metrics(const std::vector<std::string>& axes) {
   return {measured("write_throughput", "MB/s", Better::kHigher,
                    "dataset bytes written and synced per second (spread: per window of samples, each synced)")
-              .axes(axes)};
+              .axes(axes)
+              .run_to_run(kWriteRunToRun)};
 }
 
 }  // namespace nodeprobe::io
