@@ -9,10 +9,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "nodeprobe/host_activity.h"
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
 
@@ -110,28 +112,24 @@ TEST_F(RealIo, FewerWorkersPairsIsWorseAndNamesTheSetting) {
 /// claimed for an idle node; a run-queue longer than the CPUs (other builds,
 /// other tests) slows one run and not the other by far more than any sample
 /// spread covers, which compare then rightly calls worse.
-// Busy and idle jiffies of all CPUs (/proc/stat's first line).
-bool cpu_jiffies(double* busy, double* idle) {
+// The machine's CPU jiffies now (the one /proc/stat parser, host_activity.h).
+std::optional<CpuJiffies> cpu_jiffies() {
   std::ifstream in("/proc/stat");
-  std::string cpu;
-  double v[8] = {};
-  if (!(in >> cpu) || cpu != "cpu") return false;
-  for (double& x : v)
-    if (!(in >> x)) return false;
-  *idle = v[3] + v[4];  // idle + iowait
-  *busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];  // user nice system irq softirq steal
-  return true;
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  return parse_proc_stat(line);
 }
 
 // An A/A comparison is judged on an idle machine: the CPUs' use over the
 // last second (the load average lags a minute behind a machine that has
 // just gone quiet, and runs ahead of one that has just got busy).
 std::string busy_reason() {
-  double b0 = 0, i0 = 0, b1 = 0, i1 = 0;
-  if (!cpu_jiffies(&b0, &i0)) return {};
+  const auto a = cpu_jiffies();
+  if (!a) return {};
   ::usleep(1000 * 1000);
-  if (!cpu_jiffies(&b1, &i1) || b1 + i1 <= b0 + i0) return {};
-  const double used = (b1 - b0) / ((b1 - b0) + (i1 - i0));
+  const auto b = cpu_jiffies();
+  if (!b || b->total <= a->total) return {};
+  const double used = (b->busy - a->busy) / (b->total - a->total);
   if (used > 0.25)
     return "the machine is busy (" + std::to_string(static_cast<int>(used * 100)) +
            " % of its CPUs in use over the last second): an A/A comparison is judged on an idle one";
