@@ -32,8 +32,9 @@ const std::vector<PlanEntry>& accept_entries() {
       // paces them over 100 ms (500 ms) per size: back to back they fit in
       // one scheduling slice of a busy host, and two unchanged runs differed
       // far beyond either run's spread (a false "worse" in 6 of 15 A/A pairs).
-      // 12 ms between samples spans several slices; 200 ms pushed quick's
-      // allreduce past its deadline at load 12.
+      // 12 ms between samples (whether that spans enough slices is not
+      // measured); 200 ms pushed quick's allreduce past its deadline once at
+      // load 12 (bench/compare/aa_compare.sh).
       {"allreduce", "nodeprobe-allreduce",
        {{"", {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "1M", "-e", "4M",
               "-f", "4", "-n", "8", "--inplace", "0", "--spread", "100"},
