@@ -66,6 +66,8 @@ class Backend {
   virtual void recv_from(int /*peer*/, std::size_t /*bytes*/, int /*window*/) {}
 };
 
+class SamplePool;
+
 struct BackendContext {
   MPI_Comm comm = MPI_COMM_WORLD;
   const Options* opt = nullptr;
@@ -74,6 +76,7 @@ struct BackendContext {
   int local_rank = 0, local_size = 1;
   std::string iface_ip;  ///< address of the chosen interface (fabric tcp domain pick)
   std::string iface;     ///< its name
+  SamplePool* pool = nullptr;  ///< rank 0 under --launches: earlier launches' samples (launch_pool.h)
 };
 
 std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx);

@@ -5,10 +5,12 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <mutex>
 
 #include "ar_math.h"
 #include "control.h"
+#include "launch_pool.h"
 #include "mesh.h"
 #include "net_util.h"
 #include "nodeprobe/clock.h"
@@ -69,6 +71,7 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["iters"] = opt.iters;
   c["warmup_iters"] = opt.warmup;
   c["spread_ms"] = opt.spread_ms;
+  c["launches"] = opt.launches;
   c["check"] = opt.check;
   c["datatype"] = std::string(to_string(plan.dtype));
   c["op"] = std::string(to_string(plan.op));
@@ -118,6 +121,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   // Input: the same flags on every rank, so every rank reaches the same verdict.
   Plan plan;
   LocalAddr addr;
+  std::unique_ptr<SamplePool> pool;
   Control ctl(world, hosts);
   auto input_error = [&](const std::string& why) {
     ctl.stop();
@@ -133,6 +137,9 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     run_agreed(world, [&] {
       plan = make_plan(opt);
       if (opt.np > 0) throw InputError("--np starts local ranks itself; leave it out under mpirun/srun");
+      if (opt.launches > 1 && opt.pool.empty())
+        throw InputError("--launches starts the ranks itself: give it with --np, without mpirun/srun");
+      if (rank == 0 && !opt.pool.empty()) pool = std::make_unique<SamplePool>(opt.pool);
       if (opt.mesh && nranks < 2) throw InputError("--mesh needs at least 2 ranks (mpirun -np N)");
       if (opt.scaling)
         if (const std::string why = scaling_host_problem(hosts); !why.empty()) throw InputError(why);
@@ -181,10 +188,15 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     shared.data.pids.clear();
     for (int r = 0; r < nranks; ++r) shared.data.pids.push_back(ctl.pid_of(r));
   }
-  if (talk)
+  if (talk) {
     out << "# " << kTool << " " << kVersion << ": " << nranks << " rank(s) on " << hosts.node_count()
         << " host(s), " << to_string(plan.dtype) << " " << to_string(plan.op) << ", interface " << addr.iface
-        << " (" << addr.ip << ")\n#\n" << std::flush;
+        << " (" << addr.ip << ")\n";
+    if (pool)
+      out << "# launch " << pool->launches() + 1 << " of " << opt.launches << ": the table holds the timed samples of "
+          << (pool->launches() > 0 ? "every launch so far" : "this launch") << ", pooled\n";
+    out << "#\n" << std::flush;
+  }
 
   BackendContext ctx;
   ctx.comm = world;
@@ -195,6 +207,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   ctx.local_size = hosts.local_size;
   ctx.iface_ip = addr.ip;
   ctx.iface = addr.iface;
+  ctx.pool = pool.get();
   try {
     if (opt.mesh) {
       ctl.set_phase("mesh");
@@ -277,6 +290,13 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     begin_final_write();
     std::lock_guard<std::timed_mutex> lk(shared.mu);
     ctl.stop();
+    if (pool) {
+      try {
+        pool->save();
+      } catch (const std::exception& e) {
+        std::cerr << kTool << ": the next launch cannot pool this one's samples: " << e.what() << "\n";
+      }
+    }
     const Report r = finish_report(shared.skeleton, build_probe(shared.data));
     rc = emit_report(r, opt.common, report_exit_code(r), kTool);
   }

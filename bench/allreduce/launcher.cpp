@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "driver.h"
+#include "launch_pool.h"
+#include "nodeprobe/clock.h"
 #include "shm_segments.h"
 #include "nodeprobe/emit.h"
 #include "nodeprobe/error.h"
@@ -107,48 +109,91 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   } catch (const std::exception& e) {
     return write_error_report(opt, argc, argv, Status::kError, e.what());
   }
-  const std::string child_json = dir->path() + "/report.json";
-  auto args = strip_launcher_args(argc, argv);
-  args.insert(args.end(), {"--json", child_json});
-  if (opt.common.timeout_s > 0) {
-    // The ranks stop a little early so that their report is written and
-    // handed on before a runner's deadline of exactly --timeout kills us.
-    char t[32];
-    std::snprintf(t, sizeof t, "%g", std::max(1.0, opt.common.timeout_s - std::min(3.0, opt.common.timeout_s * 0.1)));
-    args.insert(args.end(), {"--timeout", t});
-  }
-  if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
-
-  SpawnOptions so;
-  so.argv = local_mpirun_argv(mpirun, opt.np, self_exe_dir() + "nodeprobe-allreduce", args, ::geteuid() == 0);
-  so.capture_stderr = true;
-  so.capture_limit = 4u << 20;
-  // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
-  so.kill_grace_s = 6;
-  // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
-  // (its write is fsynced) can take longer on a loaded node. The user's own
-  // setting wins.
-  // The ranks note their pids here, so the regions of those that die by SIGKILL can be removed.
-  so.env_set.push_back(std::string(kRankPidDirEnv) + "=" + dir->path());
-  if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
-    so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
-  set_emergency_writer([&opt, argc, argv] {
-    write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
-                       stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");
-  });
-  if (opt.common.verbose) {
-    std::string line;
-    for (const auto& a : so.argv) line += (line.empty() ? "" : " ") + a;
-    std::cerr << kTool << ": " << line << "\n";
-  }
+  const auto base_args = strip_launcher_args(argc, argv);
+  const int launches = std::max(1, opt.launches);
+  const std::string pool_file = dir->path() + "/pool.json";
+  const double t_start = steady_clock().now_s();
   // The ranks share this node and each would read the others as a neighbour;
   // here, around mpirun, they are all this process's children.
   const ActivityMeter activity;
-  const SpawnResult r = run_process(so);
+  SpawnResult r;
+  std::string child_json;
+  int pooled = 0;
+  double first_launch_s = 0;
+  for (int k = 1; k <= launches; ++k) {
+    if (k > 1 && stop_cause() != StopCause::kNone) break;
+    double left_s = 0;
+    if (opt.common.timeout_s > 0) {
+      left_s = opt.common.timeout_s - (steady_clock().now_s() - t_start);
+      // A later launch that would not finish before the deadline is not
+      // started: the report holds the launches that finished, and says so.
+      if (k > 1 && left_s < first_launch_s * 1.5 + 1) {
+        std::cerr << kTool << ": " << k - 1 << " of " << launches
+                  << " launches finished; the deadline leaves too little time for another\n";
+        break;
+      }
+    }
+    if (k > 1) ::usleep(500 * 1000);  // launches apart: one host state need not last through all of them
+    const std::string json_k = dir->path() + "/report" + std::to_string(k) + ".json";
+    auto args = base_args;
+    args.insert(args.end(), {"--json", json_k});
+    if (launches > 1) args.insert(args.end(), {"--pool", pool_file});
+    // Only the last launch prints the (pooled) table.
+    if (k < launches && !opt.common.quiet) args.push_back("--quiet");
+    if (opt.common.timeout_s > 0) {
+      // The ranks stop a little early so that their report is written and
+      // handed on before a runner's deadline of exactly --timeout kills us.
+      char t[32];
+      std::snprintf(t, sizeof t, "%g", std::max(1.0, left_s - std::min(3.0, left_s * 0.1)));
+      args.insert(args.end(), {"--timeout", t});
+    }
+    if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
+
+    SpawnOptions so;
+    so.argv = local_mpirun_argv(mpirun, opt.np, self_exe_dir() + "nodeprobe-allreduce", args, ::geteuid() == 0);
+    so.capture_stderr = true;
+    so.capture_limit = 4u << 20;
+    // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
+    so.kill_grace_s = 6;
+    // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
+    // (its write is fsynced) can take longer on a loaded node. The user's own
+    // setting wins.
+    // The ranks note their pids here, so the regions of those that die by SIGKILL can be removed.
+    so.env_set.push_back(std::string(kRankPidDirEnv) + "=" + dir->path());
+    if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
+      so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
+    if (k == 1)
+      set_emergency_writer([&opt, argc, argv] {
+        write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
+                           stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");
+      });
+    if (opt.common.verbose) {
+      std::string line;
+      for (const auto& a : so.argv) line += (line.empty() ? "" : " ") + a;
+      std::cerr << kTool << ": " << line << "\n";
+    }
+    const double launch_t0 = steady_clock().now_s();
+    r = run_process(so);
+    if (k == 1) first_launch_s = steady_clock().now_s() - launch_t0;
+    std::cerr << r.err;
+    for (const auto& name : remove_dead_rank_segments(dir->path()))
+      if (opt.common.verbose) std::cerr << kTool << ": removed " << kShmDir << "/" << name << " of a dead rank\n";
+    child_json = json_k;
+    if (stop_cause() != StopCause::kNone || !r.exited_ok() || launches == 1) break;
+    // The next launch pools onto this one only when this one's samples are in the pool.
+    try {
+      pooled = SamplePool(pool_file).launches();
+    } catch (const std::exception& e) {
+      std::cerr << kTool << ": " << e.what() << "\n";
+      break;
+    }
+    if (pooled != k) {
+      std::cerr << kTool << ": launch " << k << " left no samples to pool; the report holds " << pooled
+                << " launch(es)\n";
+      break;
+    }
+  }
   const auto host_activity = activity.stop();
-  std::cerr << r.err;
-  for (const auto& name : remove_dead_rank_segments(dir->path()))
-    if (opt.common.verbose) std::cerr << kTool << ": removed " << kShmDir << "/" << name << " of a dead rank\n";
   const StopCause stopped = begin_final_write();
 
   int rc;
@@ -157,6 +202,12 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
     try {
       Report rep = load_report(child_json);
       if (!rep.probes.empty() && !rep.probes.front().host_activity) rep.probes.front().host_activity = host_activity;
+      // The launches whose samples the report holds (fewer than asked when
+      // the deadline came first).
+      if (launches > 1 && !rep.probes.empty() && rep.probes.front().config.is_object())
+        rep.probes.front().config["launches"] = std::max(pooled, 1);
+      // The probe ran from the first launch's start, not only the last's.
+      if (launches > 1 && !rep.probes.empty()) rep.probes.front().duration_s = steady_clock().now_s() - t_start;
       if (stopped == StopCause::kSignal && !rep.probes.empty() && rep.probes.front().status == Status::kError) {
         // The ranks saw mpirun's SIGTERM; say what stopped the run. (At the
         // deadline the ranks' own, earlier one has said it already.)

@@ -100,6 +100,13 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(finite_range(1.0, 1e6));
   app.add_option("--np", o.np, "Start N local ranks through mpirun (single-node run without a launcher)")
       ->check(finite_range(1, 4096));
+  app.add_option("--launches", o.launches,
+                 "With --np: start the ranks K times (separate mpirun launches, 0.5 s apart) and report every "
+                 "launch's timed samples pooled, so the spread holds what changes between launches (process and "
+                 "vCPU placement); -n iterations per launch")
+      ->check(finite_range(1, 100))
+      ->capture_default_str();
+  app.add_option("--pool", o.pool)->group("");
   app.add_flag("--text-to-stderr", o.common.text_to_stderr)->group("");
   app.add_option("--test-fault", o.test_fault)->group("");
 }
@@ -159,6 +166,8 @@ Plan make_plan(const Options& o) {
       if (t.backend == "nccl") throw InputError("--pt2pt runs over mpi and fabric targets, not " + t.label());
     p.pt2pt = true;
   }
+  if (o.launches > 1 && (o.pt2pt || o.scaling || !p.sweep))
+    throw InputError("--launches pools the allreduce sweep's samples; it does not apply to --pt2pt or --scaling");
 
   for (const auto& t : p.targets) {
     const bool half = p.dtype == DType::kBFloat16 || p.dtype == DType::kFloat16;

@@ -48,6 +48,8 @@ struct Options {
   int steps = 5;
   double stall_timeout_s = 60;        ///< a rank silent this long ends the run
   int np = 0;                         ///< --np N: start N local ranks through mpirun
+  int launches = 1;                   ///< --launches K (with --np): start the ranks K times, samples pooled
+  std::string pool;                   ///< hidden: the launcher's sample pool file (launch_pool.h)
   std::string test_fault;             ///< hidden: RANK:KIND[:SIZE] for tests (exit|kill|stop|corrupt|throw)
 };
 

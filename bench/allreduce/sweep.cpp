@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ar_math.h"
+#include "launch_pool.h"
 #include "mpi_util.h"
 #include "nodeprobe/clock.h"
 #include "nodeprobe/stats.h"
@@ -145,6 +146,15 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
         if (rank == 0) {
           for (double s : per_rank) p.rank_time_us.push_back(s * 1e6);
           for (double& s : samples_sum) s = s / nranks * 1e6;
+          if (ctx.pool) {
+            // --launches: this launch's samples join the earlier launches'.
+            double mean_us = p.time_us;
+            samples_sum = ctx.pool->add(t.label() + " " + std::to_string(bytes) + (in_place ? " ip" : " oop"),
+                                        samples_sum, p.time_us, opt.iters, &mean_us);
+            p.time_us = mean_us;
+            p.algbw = algbw_gbps(bytes, mean_us / 1e6);
+            p.busbw = allreduce_busbw(p.algbw, nranks);
+          }
           p.time_stats = compute_stats(samples_sum);
           std::sort(samples_sum.begin(), samples_sum.end());
           p.time_p50_us = p.time_stats.median;

@@ -169,7 +169,7 @@ CLI::App* setup_accept(CLI::App& app, AcceptOptions& opt) {
   sub->get_option("--list")->description("Print the plan for this machine and exit");
   sub->get_option("--sysroot")->description("Read /proc and /sys under DIR (fixtures); passed to probes");
   sub->add_option("--profile", opt.profile,
-                  "quick (15 s without GPU, 60 s with), full (10 min) or health (Slurm health check: hard budget, 10 s)")
+                  "quick (20 s without GPU, 60 s with), full (10 min) or health (Slurm health check: hard budget, 10 s)")
       ->check(CLI::IsMember({"quick", "full", "health"}));
   sub->add_option("--expect", opt.expect, "Judge against this instance type (e.g. p4d.24xlarge)");
   sub->add_option("--data-dir", opt.data_dir,

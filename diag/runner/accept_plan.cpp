@@ -27,20 +27,21 @@ const std::vector<PlanEntry>& accept_entries() {
       // nodeprobe-allreduce starts its local ranks itself (--np, through
       // mpirun) and bounds them with its own control channel, so a killed or
       // stopped rank ends as error/timeout naming the rank (docs/allreduce.md).
-      // Each timed iteration is one sample: quick's 8 are more than the 7 a
-      // side compare needs to call a change worse (docs/compare.md). --spread
-      // paces them over 100 ms (500 ms) per size: back to back they fit in
-      // one scheduling slice of a busy host, and two unchanged runs differed
-      // far beyond either run's spread (a false "worse" in 6 of 15 A/A pairs).
-      // 12 ms between samples (whether that spans enough slices is not
-      // measured); 200 ms pushed quick's allreduce past its deadline once at
-      // load 12 (bench/compare/aa_compare.sh).
+      // Samples: quick 3 launches x 4 iterations, full 3 x 10. One launch's
+      // samples share its process and vCPU placement; on a 2-vCPU VM two
+      // launches of an unchanged node differed up to 5x at 1 MiB, every sample
+      // of a launch in one mode, so one launch's spread cannot hold what the
+      // next run sees. --spread paces a launch's iterations of each size
+      // over 50 ms (200 ms). A/A over 8 runs each (bench/compare/run_to_run.sh,
+      // 6 busbw cells, 28 pairs each): pairs whose intervals separate, 19 of
+      // 168 with one launch of 8 (--spread 100), 8 with 3 launches back to
+      // back, 6 with 2 launches (--spread 50), 0 with 3 launches (--spread 50).
       {"allreduce", "nodeprobe-allreduce",
        {{"", {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "1M", "-e", "4M",
-              "-f", "4", "-n", "8", "--inplace", "0", "--spread", "100"},
+              "-f", "4", "-n", "4", "--inplace", "0", "--launches", "3", "--spread", "50"},
          {"--np", "{ranks}", "--backend", "mpi,fabric:shm,fabric:tcp", "-b", "64K", "-e", "64M",
-          "-f", "4", "-n", "20", "--spread", "500"}}},
-       30, 180, 5, 60, true, false},
+          "-f", "4", "-n", "10", "--launches", "3", "--spread", "200"}}},
+       30, 180, 7, 60, true, false},
       // One rank per GPU; NCCL over the node's GPUs.
       {"allreduce.nccl", "nodeprobe-allreduce",
        {{"", {"--np", "{ranks}", "--backend", "nccl", "-b", "1M", "-e", "256M", "-f", "4", "-n", "10"},
@@ -53,7 +54,7 @@ const std::vector<PlanEntry>& accept_entries() {
 double accept_budget_s(const std::string& profile, bool gpu_present) {
   if (profile == "full") return 600;
   if (profile == "health") return 10;
-  return gpu_present ? 60 : 15;
+  return gpu_present ? 60 : 20;
 }
 
 std::vector<PlannedProbe> accept_plan(const AcceptOptions& opt, const PlanContext& ctx) {

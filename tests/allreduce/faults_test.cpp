@@ -68,6 +68,34 @@ TEST(AllreduceInput, TooFewRanksForAMode) {
   EXPECT_EQ(scaling.status(), "error");
 }
 
+TEST(AllreduceInput, LaunchesNeedTheLocalLauncherAndTheSweep) {
+  TempDir dir;
+  const ArRun outside = run_ar(local_mpirun(2, with(kSweep, {"--launches", "2"})), dir);
+  EXPECT_NE(outside.proc.exit_code, 0);
+  EXPECT_NE(outside.proc.err.find("--launches starts the ranks itself: give it with --np, without mpirun/srun"),
+            std::string::npos)
+      << outside.proc.err;
+  EXPECT_EQ(outside.status(), "error");
+  const ArRun pt2pt = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--pt2pt", "--launches", "2", "-q"}, dir);
+  EXPECT_EQ(pt2pt.proc.exit_code, 2);
+  EXPECT_NE(pt2pt.proc.err.find("--launches pools the allreduce sweep's samples"), std::string::npos) << pt2pt.proc.err;
+  const ArRun zero = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--launches", "0", "-q"}, dir);
+  EXPECT_EQ(zero.proc.exit_code, 64) << zero.proc.err;  // a usage error, as every flag out of range
+  EXPECT_NE(zero.proc.err.find("--launches: '0' is outside 1 .. 100"), std::string::npos) << zero.proc.err;
+}
+
+TEST(AllreduceFaults, AFailingLaunchEndsTheLaunchesAndIsTheReport) {
+  TempDir dir;
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:tcp", "-b", "256K", "-e",
+                          "1M", "-f", "4", "-n", "2", "-q", "--launches", "3", "--test-fault", "1:corrupt:1M"},
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "fail");
+  EXPECT_EQ(r.proc.exit_code, 1);
+  EXPECT_EQ(r.check("data.fabric.tcp")["status"], "fail");
+  EXPECT_EQ(r.probe["config"]["launches"], 1) << "the first launch failed: no other ran";
+}
+
 TEST(AllreduceFaults, CorruptedResultFailsWhateverTheSpeed) {
   TempDir dir;
   const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "fabric:tcp", "--test-fault", "1:corrupt:1M"})), dir);

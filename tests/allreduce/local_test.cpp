@@ -104,6 +104,48 @@ TEST(AllreduceLocal, SpreadPacesTheIterationsAndKeepsEverySample) {
   EXPECT_LT(r.metric("time", {{"size", "65536"}}), 250e3) << "us";
 }
 
+TEST(AllreduceLocal, LaunchesPoolEveryLaunchsSamplesInOneTable) {
+  TempDir dir;
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:shm", "-b", "64K", "-e",
+                          "64K", "-n", "3", "--inplace", "0", "--launches", "3", "--timeout", "90"},
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << r.proc.err;
+  EXPECT_EQ(r.probe["config"]["launches"], 3);
+  // 3 launches x 3 iterations, busbw and time from the same pooled samples.
+  EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 9);
+  EXPECT_EQ(r.stats_n("busbw", {{"size", "65536"}}), 9);
+  const double time_us = r.metric("time", {{"size", "65536"}});
+  EXPECT_NEAR(r.metric("algbw", {{"size", "65536"}}), 65536 / (time_us * 1e-6) / 1e9, 1e-6);
+  // Only the last launch prints its table, once, with the pooled numbers.
+  const std::string& out = r.proc.out;
+  EXPECT_EQ(out.find("# launch 1 of 3"), std::string::npos) << out;
+  EXPECT_NE(out.find("# launch 3 of 3: the table holds the timed samples of every launch so far, pooled"),
+            std::string::npos)
+      << out;
+  const auto first = out.find("# fabric:shm\n");
+  ASSERT_NE(first, std::string::npos) << out;
+  EXPECT_EQ(out.find("# fabric:shm\n", first + 1), std::string::npos) << out;
+}
+
+TEST(AllreduceLocal, LaunchesStopWhereTheDeadlineLeavesTooLittleTime) {
+  TempDir dir;
+  // 30 launches cannot fit in 15 s (each starts mpirun, a pause of 0.5 s
+  // between): the run reports the launches that finished, and passes.
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:shm", "-b", "64K", "-e",
+                          "64K", "-n", "2", "--inplace", "0", "--launches", "30", "-q", "--timeout", "15"},
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << r.proc.err;
+  const int launches = r.probe["config"]["launches"].get<int>();
+  EXPECT_GE(launches, 1);
+  EXPECT_LT(launches, 30);
+  EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 2 * launches);
+  EXPECT_NE(r.proc.err.find(std::to_string(launches) + " of 30 launches finished; the deadline leaves too little time"),
+            std::string::npos)
+      << r.proc.err;
+}
+
 TEST(AllreduceLocal, PlainLaunchSaysWhatToDo) {
   TempDir dir;
   const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--backend", "mpi"}, dir);
