@@ -101,7 +101,7 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("--np", o.np, "Start N local ranks through mpirun (single-node run without a launcher)")
       ->check(finite_range(1, 4096));
   app.add_option("--launches", o.launches,
-                 "With --np: start the ranks K times (separate mpirun launches, 0.5 s apart) and report every "
+                 "With --np: start the ranks K times (separate mpirun launches, 1 s apart) and report every "
                  "launch's timed samples pooled, so the spread holds what changes between launches (process and "
                  "vCPU placement); -n iterations per launch")
       ->check(finite_range(1, 100))

@@ -123,10 +123,15 @@ void AcceptIoProbe::run(ProbeContext& ctx, ProbeResult& r) {
       cfg.workers = workers;
       cfg.batch = opt_.batch;
       cfg.prefetch = opt_.prefetch;
-      // A warm epoch of the quick profile is over in a few milliseconds: three
-      // of them spread its windows over enough time for a spread that means
-      // something, for ~20 ms more; cold epochs each re-evict and stay as they are.
-      cfg.epochs = run.cache == CacheMode::kWarm ? 3 * prof.epochs : prof.epochs;
+      // A warm epoch of the quick profile is over in a few milliseconds:
+      // eight of them, 40 ms apart, spread its windows over more than one
+      // state of the host (~0.3 s more per warm run); cold epochs each
+      // re-evict and stay as they are. A/A, bench/compare/run_to_run.sh
+      // --runs 8 -- nodeprobe-io accept --profile quick: with three warm
+      // epochs back to back warm shards throughput separated in 8 of 28
+      // pairs of runs (run-to-run 1.29x, one run's spread 1.19x).
+      cfg.epochs = run.cache == CacheMode::kWarm ? 8 * prof.epochs : prof.epochs;
+      if (run.cache == CacheMode::kWarm) cfg.epoch_gap_s = 0.04;
       cfg.method = run.method;
       cfg.cache = run.cache;
       cfg.step_s = run.step ? opt_.step_ms / 1e3 : 0;

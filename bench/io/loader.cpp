@@ -1,5 +1,7 @@
 #include "loader.h"
 
+#include <unistd.h>
+
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -325,6 +327,7 @@ LoaderResult run_loader(Dataset& ds, const LoaderConfig& cfg, Clock& clock, doub
       res.stop_reason = "deadline";
       break;
     }
+    if (e > 0 && cfg.epoch_gap_s > 0) ::usleep(static_cast<useconds_t>(cfg.epoch_gap_s * 1e6));
     const double p0 = clock.now_s();
     prepare_cache(ds, cfg, e == 0, res);
     res.prep_s += clock.now_s() - p0;

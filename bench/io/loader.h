@@ -36,6 +36,11 @@ struct LoaderConfig {
   bool drop_caches = false;   ///< with kCold: also drop the whole page cache (root)
   double step_s = 0;          ///< consumer time per batch (the GPU step)
   double max_seconds = 0;     ///< stop reading after this much measured time (0: no limit)
+  /// Pause before each epoch after the first, outside the measured time:
+  /// epochs of a few milliseconds back to back all fall in one state of the
+  /// host (one scheduling slice, one CPU placement), so their spread says
+  /// nothing about the next run's.
+  double epoch_gap_s = 0;
   PinMode pin = PinMode::kAuto;
   Dispatch dispatch = Dispatch::kRoundRobin;
   // The PyTorch DataLoader's CPU (loader_model.h), emulated; all 0: the native reader.

@@ -151,12 +151,10 @@ bool have_mpirun() {
 }
 
 TEST(RealAllreduce, TheSameRunTwiceIsNeverWorse) {
-  // Quarantined with the accept A/A below (issue 12): in CI on 2026-12-02 an
-  // unchanged MPI allreduce at 256 KiB ran 63 % slower in its second run, both
-  // attempts, p5..p95 of 20 samples apart: run-level variation a single run's
-  // samples cannot see. NODEPROBE_AA_STRICT=1 runs it.
-  if (!std::getenv("NODEPROBE_AA_STRICT"))
-    GTEST_SKIP() << "allreduce A/A is not yet reliable on this machine (issue 12); NODEPROBE_AA_STRICT=1 runs it";
+  // With one launch of 20 back-to-back iterations an unchanged MPI allreduce
+  // at 256 KiB ran 63 % slower in its second run in CI (2026-12-02), both
+  // attempts, p5..p95 apart: a launch's samples share its CPU placement. The
+  // run accept makes (three launches, iterations paced) is what is judged.
   if (!have_mpirun()) GTEST_SKIP() << "no mpirun in PATH";
   if (const std::string why = busy_reason(); !why.empty()) GTEST_SKIP() << why;
   TempDir tmp;
@@ -169,7 +167,8 @@ TEST(RealAllreduce, TheSameRunTwiceIsNeverWorse) {
     std::vector<std::string> files;
     for (const char* name : {"a.json", "b.json"}) {
       const auto r = run({bin("nodeprobe-allreduce"), "--np", "2", "--backend", "mpi,fabric:tcp", "-b", "256K", "-e",
-                          "1M", "-f", "4", "-n", "20", "--quiet", "--json", tmp.file(name)},
+                          "1M", "-f", "4", "-n", "4", "--launches", "3", "--spread", "50", "--quiet", "--json",
+                          tmp.file(name)},
                          180);
       ASSERT_EQ(r.exit_code, 0) << r.describe() << r.err;
       files.push_back(tmp.file(name));
@@ -192,30 +191,35 @@ TEST(RealAllreduce, TheSameRunTwiceIsNeverWorse) {
 }
 
 TEST(RealAccept, AAComparisonHasNoWorseTwiceInARow) {
-  // Quarantined (issue 12 stays open): in CI on 2026-12-02, run alone on an
-  // idle machine (no other work measured), the second of two unchanged
-  // accept runs had every allreduce 30-42 % slower with separate intervals
-  // (MPI at 1 MiB: 2.35 (1.71..2.47) -> 1.37 (0.996..1.52) GB/s): a run-level
-  // state that samples spread inside one run cannot see. Measure it with
-  // bench/compare/aa_compare.sh; NODEPROBE_AA_STRICT=1 runs this test.
-  if (!std::getenv("NODEPROBE_AA_STRICT"))
-    GTEST_SKIP() << "accept A/A is not yet reliable on this machine (issue 12); NODEPROBE_AA_STRICT=1 runs it";
+  // Three unchanged runs, each compared with the next: no pair may have a
+  // worse metric. A run-level state of the host the runs' samples did not
+  // see (bench/compare/aa_compare.sh measures how often: 8 of 8 pairs clean
+  // on an idle machine once allreduce pooled 3 launches) gets one more
+  // attempt of three runs; an unchanged node called worse in both fails.
   if (const std::string why = busy_reason(); !why.empty()) GTEST_SKIP() << why;
   TempDir tmp;
-  std::vector<std::string> files;
-  for (const char* name : {"a.json", "b.json", "c.json"}) {
-    const auto r = run({bin("nodeprobe"), "accept", "--quiet", "--no-imds", "--json", tmp.file(name)}, 120);
-    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 2) << r.describe() << r.err;
-    files.push_back(tmp.file(name));
+  std::string failures;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    std::vector<std::string> files;
+    for (const char* name : {"a.json", "b.json", "c.json"}) {
+      const auto r = run({bin("nodeprobe"), "accept", "--quiet", "--no-imds", "--json", tmp.file(name)}, 120);
+      ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1 || r.exit_code == 2) << r.describe() << r.err;
+      files.push_back(tmp.file(name));
+    }
+    std::string worse;
+    for (std::size_t i = 0; i + 1 < files.size(); ++i) {
+      const Cmp c = compare(files[i], files[i + 1]);
+      if (c.exit_code != 0 || c.j["summary"]["worse"] != 0)
+        worse += "attempt " + std::to_string(attempt) + ", pair " + std::to_string(i) + ":\n" + worse_list(c);
+      // Nothing run-specific (temporary directories, deadlines, labels) shows up as a change.
+      for (const auto& f : c.j["environment"])
+        ADD_FAILURE() << "environment differs: " << f.dump();
+    }
+    if (worse.empty()) return;
+    std::cerr << worse;
+    failures += worse;
   }
-  for (std::size_t i = 0; i + 1 < files.size(); ++i) {
-    const Cmp c = compare(files[i], files[i + 1]);
-    EXPECT_EQ(c.exit_code, 0) << "pair " << i << ":\n" << worse_list(c) << c.text;
-    EXPECT_EQ(c.j["summary"]["worse"], 0);
-    // Nothing run-specific (temporary directories, deadlines, labels) shows up as a change.
-    for (const auto& f : c.j["environment"])
-      ADD_FAILURE() << "environment differs: " << f.dump();
-  }
+  ADD_FAILURE() << "an unchanged node was called worse in both attempts:\n" << failures;
 }
 
 }  // namespace
