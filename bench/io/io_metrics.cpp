@@ -21,6 +21,13 @@ constexpr double kSecondaryRunToRun = 2;
 // apart, nothing changed. A real tail regression (a throttled volume, a
 // remote filesystem) moves it by more: compare calls it worse beyond 4x.
 constexpr double kTailRunToRun = 4;
+// Warm reads copy from the page cache pages of a dataset each run writes
+// afresh: run_to_run.sh --runs 12 (idle) gave warm shards throughput 1.35x
+// between runs against 1.23x within one (9 of 66 pairs separating, the same
+// with the epochs 40 or 150 ms apart, so the variation is the run's, not a
+// moment's); aa_compare.sh --pairs 8 called one unchanged pair worse, -23.6 %.
+// Cold reads (the storage) kept within one run's spread: no factor there.
+constexpr double kWarmRunToRun = 1.5;
 
 }  // namespace
 
@@ -31,6 +38,7 @@ std::vector<MetricDescriptor> run_metrics(const std::vector<std::string>& axes) 
   DescriptorBuilder samples = measured("samples_per_s", "samples/s", Better::kHigher,
                                        "samples delivered to the training loop per second (spread: per window of batches)")
                                   .axes(axes)
+                                  .run_to_run_where("cache", "warm", kWarmRunToRun)
                                   .key(3, "samples/s best");
   DescriptorBuilder au = measured("au", "fraction", Better::kHigher,
                                   "accelerator utilisation: share of the step loop not waiting for data (MLPerf Storage AU)")
@@ -46,6 +54,7 @@ std::vector<MetricDescriptor> run_metrics(const std::vector<std::string>& axes) 
       samples,
       measured("throughput", "MB/s", Better::kHigher, "record bytes delivered per second (spread: per window of batches)")
           .axes(axes)
+          .run_to_run_where("cache", "warm", kWarmRunToRun)
           .key(2, "best"),
       au,
       measured("data_wait_fraction", "fraction", Better::kLower,

@@ -209,8 +209,8 @@ Judgement judge(const Side& b, const Side& a, Better better, const MetricDescrip
     std::snprintf(f, sizeof f, "%.1fx", d.run_to_run);
     j.verdict = Verdict::kAmbiguous;
     j.reason = "changed by " + pct(j.delta_pct) + " and the intervals separate, but two runs of an unchanged node " +
-               "differ by up to " + f + " for this metric (its samples repeat within one run): run each side " +
-               "several times to judge";
+               "differ by up to " + f + " for this metric (measured: one run's samples do not see all of that " +
+               "variation): run each side several times to judge";
     return j;
   }
   j.verdict = improved ? Verdict::kBetter : Verdict::kWorse;
@@ -318,7 +318,7 @@ Comparison compare_reports(const Report& before, const Report& after, const Comp
     d.after = side_of(m);
     // The larger run-to-run factor of the two sides (an older report may not declare it).
     MetricDescriptor judged = ia.descriptor;
-    judged.run_to_run = std::max(judged.run_to_run, it->second.descriptor.run_to_run);
+    judged.run_to_run = std::max(run_to_run_for(ia.descriptor, m.labels), run_to_run_for(it->second.descriptor, old.labels));
     d.judgement = judge(d.before, d.after, d.better, judged, opt);
     if (!old.unit.empty() && !m.unit.empty() && old.unit != m.unit) {
       d.judgement.verdict = Verdict::kInvalid;

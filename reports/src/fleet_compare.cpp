@@ -41,6 +41,31 @@ void add_diff(FleetComparison& c, const std::string& probe, const Metric& b, con
 
 std::string pair_key(const std::string& a, const std::string& b) { return a < b ? a + "|" + b : b + "|" + a; }
 
+// The fleet settings that change what a pair, ring or node number measures.
+// Run-specific ones (deadlines, the interface address, output paths, the
+// wording of why a backend was chosen) are left out.
+constexpr const char* kMeasurementSettings[] = {"profile", "pairs", "pair_target", "pair_bytes", "min_iters",
+                                                "min_seconds", "accept_args"};
+
+std::string setting_text(const Json& j) {
+  if (j.is_null()) return "(not recorded)";
+  if (j.is_string()) return j.get<std::string>();
+  return j.dump();
+}
+
+std::vector<std::string> settings_changed(const Json& before, const Json& after) {
+  std::vector<std::string> out;
+  if (!before.is_object() || !after.is_object()) return out;
+  for (const char* k : kMeasurementSettings) {
+    const Json b = before.contains(k) ? before[k] : Json();
+    const Json a = after.contains(k) ? after[k] : Json();
+    // A report from before the setting existed says nothing about it.
+    if (b.is_null() || a.is_null() || b == a) continue;
+    out.push_back(std::string(k) + " " + setting_text(b) + " -> " + setting_text(a));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::size_t FleetComparison::count(Verdict v) const {
@@ -56,6 +81,7 @@ FleetComparison compare_fleets(const FleetReport& before, const FleetReport& aft
   c.origin_after = origin_after;
   c.verdict_before = before.verdict;
   c.verdict_after = after.verdict;
+  c.settings = settings_changed(before.config, after.config);
   std::set<std::string> after_hosts;
   for (const auto& n : after.nodes) after_hosts.insert(n.host);
   for (const auto& b : before.nodes)
@@ -108,6 +134,7 @@ FleetComparison compare_fleets(const FleetReport& before, const FleetReport& aft
 void render_fleet_compare_text(const FleetComparison& c, std::ostream& o) {
   o << "fleet compare: " << c.origin_before << " (" << to_string(c.verdict_before) << ") -> " << c.origin_after
     << " (" << to_string(c.verdict_after) << "), threshold " << c.options.threshold_pct << " %\n";
+  for (const auto& s : c.settings) o << "setting changed (the likely cause of what moved): " << s << "\n";
   o << "metrics: " << c.count(Verdict::kWorse) << " worse, " << c.count(Verdict::kBetter) << " better, "
     << c.count(Verdict::kAmbiguous) << " ambiguous, " << c.count(Verdict::kSame) << " same\n";
   std::vector<const MetricDiff*> v;
@@ -133,7 +160,9 @@ void render_fleet_compare_text(const FleetComparison& c, std::ostream& o) {
 void render_fleet_compare_markdown(const FleetComparison& c, std::ostream& o) {
   o << "## Fleet compare: `" << c.origin_before << "` -> `" << c.origin_after << "`\n\n"
     << "Verdict " << to_string(c.verdict_before) << " -> " << to_string(c.verdict_after) << "; "
-    << c.count(Verdict::kWorse) << " worse, " << c.count(Verdict::kBetter) << " better.\n\n"
+    << c.count(Verdict::kWorse) << " worse, " << c.count(Verdict::kBetter) << " better.\n\n";
+  for (const auto& s : c.settings) o << "Setting changed (the likely cause of what moved): `" << s << "`\n\n";
+  o
     << "| verdict | what | before | after | delta |\n|---|---|---|---|---|\n";
   for (const auto& d : c.metrics)
     o << "| " << to_string(d.judgement.verdict) << " | " << d.probe << " " << d.name << labels_text(d.labels) << " | "
@@ -175,6 +204,7 @@ Json fleet_compare_to_json(const FleetComparison& c) {
   j["changes"] = ch;
   j["only_before"] = c.only_before;
   j["only_after"] = c.only_after;
+  j["settings_changed"] = c.settings;
   return j;
 }
 

@@ -152,6 +152,12 @@ DescriptorBuilder& DescriptorBuilder::run_to_run(double factor) {
   return *this;
 }
 
+DescriptorBuilder& DescriptorBuilder::run_to_run_where(const std::string& axis, const std::string& value,
+                                                       double factor) {
+  d_.run_to_run_where[axis + "=" + value] = factor;
+  return *this;
+}
+
 DescriptorBuilder measured(std::string name, std::string unit, Better better, std::string description) {
   return {MetricKind::kMeasured, std::move(name), std::move(unit), better, std::move(description)};
 }
@@ -163,6 +169,18 @@ DescriptorBuilder derived(std::string name, std::string unit, Better better, std
 }
 DescriptorBuilder modelled(std::string name, std::string unit, Better better, std::string description) {
   return {MetricKind::kModel, std::move(name), std::move(unit), better, std::move(description)};
+}
+
+}  // namespace nodeprobe
+
+namespace nodeprobe {
+
+double run_to_run_for(const MetricDescriptor& d, const std::map<std::string, std::string>& labels) {
+  double f = d.run_to_run;
+  for (const auto& [axis, value] : labels)
+    if (auto it = d.run_to_run_where.find(axis + "=" + value); it != d.run_to_run_where.end())
+      f = std::max(f, it->second);
+  return f;
 }
 
 }  // namespace nodeprobe

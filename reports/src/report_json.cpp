@@ -159,6 +159,7 @@ void to_json(Json& j, const MetricDescriptor& v) {
                       {"x_bytes", c.x_bytes}, {"reference", c.reference}, {"best_of", c.best_of}};
   if (v.key.rank > 0) j["key"] = Json{{"rank", v.key.rank}, {"caption", v.key.caption}, {"per", v.key.per}};
   if (v.run_to_run > 1) j["run_to_run"] = v.run_to_run;
+  if (!v.run_to_run_where.empty()) j["run_to_run_where"] = v.run_to_run_where;
 }
 void from_json(const Json& j, MetricDescriptor& v) {
   v.name = j.at("name").get<std::string>();
@@ -196,6 +197,10 @@ void from_json(const Json& j, MetricDescriptor& v) {
   // A factor below 1 (or not a number) means nothing: the samples' spread alone.
   if (auto it = j.find("run_to_run"); it != j.end() && it->is_number())
     if (const double f = it->get<double>(); std::isfinite(f) && f > 1) v.run_to_run = f;
+  if (auto it = j.find("run_to_run_where"); it != j.end() && it->is_object())
+    for (const auto& [label, f] : it->items())
+      if (f.is_number() && std::isfinite(f.get<double>()) && f.get<double>() > 1 && label.find('=') != std::string::npos)
+        v.run_to_run_where[label] = f.get<double>();
 }
 
 void to_json(Json& j, const Check& v) {

@@ -130,7 +130,7 @@ TEST(AllreduceLocal, LaunchesPoolEveryLaunchsSamplesInOneTable) {
 
 TEST(AllreduceLocal, LaunchesStopWhereTheDeadlineLeavesTooLittleTime) {
   TempDir dir;
-  // 30 launches cannot fit in 15 s (each starts mpirun, a pause of 0.5 s
+  // 30 launches cannot fit in 15 s (each starts mpirun, a pause of 1 s
   // between): the run reports the launches that finished, and passes.
   const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:shm", "-b", "64K", "-e",
                           "64K", "-n", "2", "--inplace", "0", "--launches", "30", "-q", "--timeout", "15"},

@@ -166,6 +166,29 @@ TEST(FleetCompare, NodesArePairedByHostAndPairsByTheirEnds) {
   EXPECT_EQ(fleet_compare_to_json(c)["schema"], "nodeprobe.fleet-compare/1");
   const FleetComparison back = compare_fleets(after, before, CompareOptions{});
   EXPECT_TRUE(back.any_worse());
+  EXPECT_TRUE(c.settings.empty());
+}
+
+// Pairs carried by NCCL are not the same measurement as pairs over libfabric:
+// the change of backend is named as the likely cause; run-specific settings
+// (deadlines, the interface address) are not.
+TEST(FleetCompare, ASettingThatChangesTheMeasurementIsNamed) {
+  FleetReport before = sample(), after = sample();
+  before.config = {{"profile", "quick"}, {"pair_target", "fabric:tcp"}, {"timeout_s", 60},
+                   {"interface", {{"ip", "198.18.0.1"}}}, {"pair_bytes", 4194304}};
+  after.config = {{"profile", "quick"}, {"pair_target", "nccl"}, {"timeout_s", 90},
+                  {"interface", {{"ip", "198.18.0.9"}}}};
+  const FleetComparison c = compare_fleets(before, after, CompareOptions{});
+  ASSERT_EQ(c.settings, std::vector<std::string>({"pair_target fabric:tcp -> nccl"}))
+      << "pair_bytes is not recorded after: nothing said of it";
+  std::ostringstream t, md;
+  render_fleet_compare_text(c, t);
+  EXPECT_NE(t.str().find("setting changed (the likely cause of what moved): pair_target fabric:tcp -> nccl\n"),
+            std::string::npos)
+      << t.str();
+  render_fleet_compare_markdown(c, md);
+  EXPECT_NE(md.str().find("`pair_target fabric:tcp -> nccl`"), std::string::npos) << md.str();
+  EXPECT_EQ(fleet_compare_to_json(c)["settings_changed"][0], "pair_target fabric:tcp -> nccl");
 }
 
 }  // namespace

@@ -100,6 +100,39 @@ TEST(Compare, AChangeWithinTheMeasuredRunToRunFactorIsAmbiguous) {
             Verdict::kAmbiguous);
 }
 
+// A factor that holds for one kind of run only (io's warm page-cache reads:
+// a fresh dataset each run, 1.35x between runs) leaves the others judged.
+TEST(Compare, ARunToRunFactorForOneLabelValueAppliesToThoseMetricsOnly) {
+  auto report = [](double warm, double cold) {
+    Report r = one_metric(metric("throughput", warm, "MB/s", Better::kHigher, {{"cache", "warm"}}, warm * 0.97,
+                                 warm * 1.03, 20),
+                          "io");
+    r.probes[0].metrics.push_back(
+        metric("throughput", cold, "MB/s", Better::kHigher, {{"cache", "cold"}}, cold * 0.99, cold * 1.01, 20));
+    r.probes[0].descriptors.push_back(measured("throughput", "MB/s", Better::kHigher, "test")
+                                          .axes({"cache"})
+                                          .run_to_run_where("cache", "warm", 1.5));
+    return r;
+  };
+  const auto c = compare_reports(report(5000, 140), report(3800, 110), {});
+  ASSERT_EQ(c.metrics.size(), 2u);
+  for (const auto& d : c.metrics) {
+    if (d.labels.at("cache") == "warm") {
+      EXPECT_EQ(d.judgement.verdict, Verdict::kAmbiguous) << d.judgement.reason;
+      EXPECT_NE(d.judgement.reason.find("differ by up to 1.5x"), std::string::npos) << d.judgement.reason;
+    } else {
+      EXPECT_EQ(d.judgement.verdict, Verdict::kWorse) << d.judgement.reason;  // -21 %, no factor
+    }
+  }
+  // Beyond it, warm is judged too (5000 -> 3000: 1.67x).
+  const auto far = compare_reports(report(5000, 140), report(3000, 140), {});
+  for (const auto& d : far.metrics) {
+    if (d.labels.at("cache") == "warm") {
+      EXPECT_EQ(d.judgement.verdict, Verdict::kWorse) << d.judgement.reason;
+    }
+  }
+}
+
 // The host's other work during each side's run is named next to what moved:
 // a probe slowed by a neighbour is not a node that got worse.
 TEST(Compare, ABusyHostIsNamedNextToWhatMoved) {

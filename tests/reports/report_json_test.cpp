@@ -139,6 +139,18 @@ TEST(ReportJson, RunToRunFactorRoundTripsAndNonsenseMeansNone) {
     j["probes"][0]["descriptors"][0]["run_to_run"] = bad;
     EXPECT_EQ(parse_report(j.dump(), "mem").probes[0].descriptors[0].run_to_run, 1) << bad.dump();
   }
+  r.probes[0].descriptors[0].run_to_run_where = {{"cache=warm", 1.5}};
+  j = Json::parse(dump_report(r));
+  EXPECT_EQ(j["probes"][0]["descriptors"][0]["run_to_run_where"]["cache=warm"], 1.5);
+  EXPECT_EQ(parse_report(j.dump(), "mem").probes[0].descriptors[0].run_to_run_where.at("cache=warm"), 1.5);
+  j["probes"][0]["descriptors"][0]["run_to_run_where"] = {{"cache=warm", 0.5}, {"nolabel", 2}, {"cache=cold", "x"}};
+  EXPECT_TRUE(parse_report(j.dump(), "mem").probes[0].descriptors[0].run_to_run_where.empty());
+  // The factor for a metric: the larger of the descriptor's own and the matching label's.
+  MetricDescriptor d;
+  d.run_to_run = 1.2;
+  d.run_to_run_where = {{"cache=warm", 1.5}};
+  EXPECT_EQ(run_to_run_for(d, {{"cache", "warm"}, {"layout", "files"}}), 1.5);
+  EXPECT_EQ(run_to_run_for(d, {{"cache", "cold"}}), 1.2);
 }
 
 TEST(ReportJson, LoadReportNamesTheFile) {

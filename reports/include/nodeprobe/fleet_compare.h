@@ -27,6 +27,11 @@ struct FleetComparison {
   std::vector<MetricDiff> metrics;  ///< probe "node:HOST", "pair" (labels a, b) or "ring" (label nodes)
   std::vector<std::string> only_before, only_after;  ///< hosts in one report only
   std::vector<FleetNodeChange> changes;              ///< nodes whose verdict or action changed
+  /// Run settings that differ ("pair_target fabric:tcp -> nccl"): what carries
+  /// the pairs and the ring, their sizes and iterations, the profile and the
+  /// nodes' accept arguments. Pair and ring numbers measured another way
+  /// are not the same measurement; these are the likely cause of what moved.
+  std::vector<std::string> settings;
   std::size_t count(Verdict v) const;
   bool any_worse() const { return count(Verdict::kWorse) > 0; }
 };

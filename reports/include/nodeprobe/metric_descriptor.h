@@ -61,6 +61,8 @@ class DescriptorBuilder {
   DescriptorBuilder& key(int rank, std::string caption, std::string per = {});
   /// Two runs of an unchanged node differ by up to `factor` (MetricDescriptor::run_to_run).
   DescriptorBuilder& run_to_run(double factor);
+  /// Only for metrics whose label `axis` is `value` (MetricDescriptor::run_to_run_where).
+  DescriptorBuilder& run_to_run_where(const std::string& axis, const std::string& value, double factor);
   operator MetricDescriptor() const { return d_; }  // NOLINT: tables read as lists of builders
 
  private:

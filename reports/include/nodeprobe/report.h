@@ -90,7 +90,14 @@ struct MetricDescriptor {
   /// is narrower than the run-to-run one. compare judges a change within it
   /// ambiguous. 1: the samples' own spread is the whole story.
   double run_to_run = 1;
+  /// The same for metrics with one label value ("cache=warm" -> 1.5): a
+  /// factor that holds for one kind of run of the metric only.
+  std::map<std::string, double> run_to_run_where;
 };
+
+/// The run-to-run factor for a metric with these labels: the larger of the
+/// descriptor's own and those of run_to_run_where that the labels match.
+double run_to_run_for(const MetricDescriptor& d, const std::map<std::string, std::string>& labels);
 
 /// One measured number. Labels are its axes only (DESIGN.md "Report contract").
 struct Metric {
