@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # accept's time budget, measured: runs `nodeprobe accept` RUNS times (default
 # 3) with the given profile and prints each wall time, the median, and the
-# ratio to the profile's budget (quick: 15 s without a GPU, 60 s with one;
+# ratio to the profile's budget (quick: 20 s without a GPU, 60 s with one;
 # full: 600 s). Peer: the budget itself (there is no other tool to run).
 #
 #   bench/accept/accept_budget.sh [--build-dir DIR] [--profile quick|full] [--runs N] [-- accept args...]
@@ -20,9 +20,9 @@ while [[ $# -gt 0 ]]; do
 done
 np="$build/bin/nodeprobe"
 [[ -x $np ]] || { echo "accept_budget.sh: $np not built" >&2; exit 2; }
-if [[ $profile == full ]]; then budget=600
-elif [[ -e /dev/nvidia0 || -n $(ls /proc/driver/nvidia/gpus 2>/dev/null) ]]; then budget=60
-else budget=15; fi
+# The budget as accept itself states it for this node (its plan, --list).
+budget=$("$np" accept --list --no-imds --profile "$profile" 2>/dev/null | sed -n 's/.*(budget \([0-9.]*\) s).*/\1/p' | head -1)
+[[ -n $budget ]] || { echo "accept_budget.sh: $np accept --list states no budget" >&2; exit 2; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 times=()
 for ((i = 1; i <= runs; i++)); do
