@@ -54,6 +54,21 @@ std::string first_rank_line(const std::string& err) {
   return {};
 }
 
+// Whether a launch ended at a deadline (ours passed, mpirun was timed out, or
+// rank 0 reported a timeout); `why` gets what it said.
+bool launch_timed_out(const std::string& json, const SpawnResult& r, std::string* why) {
+  *why = stop_cause() == StopCause::kDeadline ? stop_reason() : "mpirun " + r.describe();
+  if (stop_cause() == StopCause::kDeadline || r.timed_out) return true;
+  try {
+    const Report rep = load_report(json);
+    if (rep.probes.empty() || rep.probes.front().status != Status::kTimeout) return false;
+    *why = rep.probes.front().reason;
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> strip_launcher_args(int argc, char** argv) {
@@ -120,6 +135,8 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   std::string child_json;
   int pooled = 0;
   double first_launch_s = 0;
+  bool fell_back = false;  // a later launch was cut by the deadline: the one before it is the report
+  std::string cut;         // what that launch said
   for (int k = 1; k <= launches; ++k) {
     if (k > 1 && stop_cause() != StopCause::kNone) break;
     double left_s = 0;
@@ -127,9 +144,9 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
       left_s = opt.common.timeout_s - (steady_clock().now_s() - t_start);
       // A later launch that would not finish before the deadline is not
       // started: the report holds the launches that finished, and says so.
-      if (k > 1 && left_s < first_launch_s * 1.5 + 2) {
-        std::cerr << kTool << ": " << k - 1 << " of " << launches
-                  << " launches finished; the deadline leaves too little time for another\n";
+      if (k > 1 && left_s < first_launch_s * 1.5 + 3) {
+        std::cerr << kTool << ": the deadline leaves too little time for launch " << k << "; the report holds "
+                  << k - 1 << " of " << launches << " launches\n";
         break;
       }
     }
@@ -141,14 +158,16 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
     const std::string json_k = dir->path() + "/report" + std::to_string(k) + ".json";
     auto args = base_args;
     args.insert(args.end(), {"--json", json_k});
-    if (launches > 1) args.insert(args.end(), {"--pool", pool_file});
+    if (launches > 1) args.insert(args.end(), {"--pool", pool_file, "--launch", std::to_string(k)});
     // Only the last launch prints the (pooled) table.
     if (k < launches && !opt.common.quiet) args.push_back("--quiet");
     if (opt.common.timeout_s > 0) {
       // The ranks stop a little early so that their report is written and
       // handed on before a runner's deadline of exactly --timeout kills us.
       char t[32];
-      std::snprintf(t, sizeof t, "%g", std::max(1.0, left_s - std::min(3.0, left_s * 0.1)));
+      // A later launch keeps 3 s: should it be cut, the launcher still has
+      // time to report the launches before it.
+      std::snprintf(t, sizeof t, "%g", std::max(1.0, left_s - (k > 1 ? 3.0 : std::min(3.0, left_s * 0.1))));
       args.insert(args.end(), {"--timeout", t});
     }
     if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
@@ -182,6 +201,15 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
     std::cerr << r.err;
     for (const auto& name : remove_dead_rank_segments(dir->path()))
       if (opt.common.verbose) std::cerr << kTool << ": removed " << kShmDir << "/" << name << " of a dead rank\n";
+    // A later launch cut by the deadline (its ranks' or ours) adds nothing:
+    // the report of the launches before it is whole. One that fails is the
+    // report (a wrong result is never hidden).
+    if (k > 1 && stop_cause() != StopCause::kSignal && launch_timed_out(json_k, r, &cut)) {
+      cut = "launch " + std::to_string(k) + " did not finish before the deadline (" + cut + ")";
+      std::cerr << kTool << ": " << cut << "; the report holds " << k - 1 << " of " << launches << " launches\n";
+      fell_back = true;
+      break;
+    }
     child_json = json_k;
     if (stop_cause() != StopCause::kNone || !r.exited_ok() || launches == 1) break;
     // The next launch pools onto this one only when this one's samples are in the pool.
@@ -210,6 +238,8 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
       // the deadline came first).
       if (launches > 1 && !rep.probes.empty() && rep.probes.front().config.is_object())
         rep.probes.front().config["launches"] = std::max(pooled, 1);
+      // Not hidden: a hung rank looks the same as a slow launch from here.
+      if (fell_back && !rep.probes.empty()) rep.probes.front().data["launch_cut"] = cut;
       // The probe ran from the first launch's start, not only the last's.
       if (launches > 1 && !rep.probes.empty()) rep.probes.front().duration_s = steady_clock().now_s() - t_start;
       if (stopped == StopCause::kSignal && !rep.probes.empty() && rep.probes.front().status == Status::kError) {
@@ -219,10 +249,15 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
         p.reason = stop_reason() + "; mpirun passed it on to the ranks: " + p.reason;
         finalize_report(rep);
       }
-      // Rank 0 printed the people's text already.
+      // Rank 0 printed the people's text already (not when its launch ran
+      // quiet and a cut later one was dropped).
       CommonOptions files = opt.common;
-      files.quiet = true;
-      rc = emit_report(rep, files, stopped != StopCause::kNone ? stop_exit_code() : report_exit_code(rep), kTool);
+      files.quiet = opt.common.quiet || !fell_back;
+      rc = emit_report(rep, files,
+                       stopped != StopCause::kNone && !(fell_back && stopped == StopCause::kDeadline)
+                           ? stop_exit_code()
+                           : report_exit_code(rep),
+                       kTool);
     } catch (const std::exception& e) {
       rc = write_error_report(opt, argc, argv, Status::kError, std::string("rank 0's report: ") + e.what());
     }

@@ -107,6 +107,7 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->check(finite_range(1, 100))
       ->capture_default_str();
   app.add_option("--pool", o.pool)->group("");
+  app.add_option("--launch", o.launch)->group("");
   app.add_flag("--text-to-stderr", o.common.text_to_stderr)->group("");
   app.add_option("--test-fault", o.test_fault)->group("");
 }
@@ -181,7 +182,7 @@ Plan make_plan(const Options& o) {
     throw InputError("-o avg is defined for floating types only here");
 
   if (!o.test_fault.empty()) {
-    // RANK:KIND[:SIZE]
+    // RANK:KIND[:SIZE[:LAUNCH]] (LAUNCH: only in that launch of --launches)
     const auto c1 = o.test_fault.find(':');
     if (c1 == std::string::npos) throw InputError("--test-fault RANK:KIND[:SIZE]");
     try {
@@ -191,7 +192,18 @@ Plan make_plan(const Options& o) {
     }
     const auto c2 = o.test_fault.find(':', c1 + 1);
     p.fault.kind = o.test_fault.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-    if (c2 != std::string::npos) p.fault.at_bytes = size_or_throw("--test-fault", o.test_fault.substr(c2 + 1));
+    if (c2 != std::string::npos) {
+      const auto c3 = o.test_fault.find(':', c2 + 1);
+      p.fault.at_bytes = size_or_throw(
+          "--test-fault", o.test_fault.substr(c2 + 1, c3 == std::string::npos ? std::string::npos : c3 - c2 - 1));
+      if (c3 != std::string::npos) {
+        try {
+          p.fault.launch = std::stoi(o.test_fault.substr(c3 + 1));
+        } catch (const std::exception&) {
+          throw InputError("--test-fault RANK:KIND:SIZE:LAUNCH: bad launch");
+        }
+      }
+    }
     static const char* kKinds[] = {"exit", "kill", "stop", "corrupt", "throw"};
     if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return p.fault.kind == k; }))
       throw InputError("--test-fault kind must be exit, kill, stop, corrupt or throw");

@@ -50,6 +50,7 @@ struct Options {
   int np = 0;                         ///< --np N: start N local ranks through mpirun
   int launches = 1;                   ///< --launches K (with --np): start the ranks K times, samples pooled
   std::string pool;                   ///< hidden: the launcher's sample pool file (launch_pool.h)
+  int launch = 1;                     ///< hidden: which launch of --launches this is (1 = the first)
   std::string test_fault;             ///< hidden: RANK:KIND[:SIZE] for tests (exit|kill|stop|corrupt|throw)
 };
 
@@ -70,6 +71,7 @@ struct Plan {
     int rank = -1;
     std::string kind;
     std::size_t at_bytes = 0;
+    int launch = 0;  ///< with --launches: only in this launch (1 = the first); 0: every launch
   } fault;
 };
 

@@ -67,9 +67,9 @@ Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int
 
 }  // namespace
 
-void maybe_fault(const Plan& plan, int rank, std::size_t bytes, bool* corrupt) {
+void maybe_fault(const Plan& plan, int rank, std::size_t bytes, bool* corrupt, int launch) {
   const auto& f = plan.fault;
-  if (f.rank != rank || bytes < f.at_bytes) return;
+  if (f.rank != rank || bytes < f.at_bytes || (f.launch > 0 && f.launch != launch)) return;
   if (f.kind == "exit") ::_exit(3);
   if (f.kind == "kill") ::raise(SIGKILL);
   if (f.kind == "stop") ::raise(SIGSTOP);
@@ -127,7 +127,7 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
           hooks.phase(t.label() + " " + format_size(bytes) + (in_place ? " in-place" : " out-of-place"));
         b->fill(row.count, in_place, 0);
         bool corrupt = false;
-        maybe_fault(plan, rank, bytes, &corrupt);
+        maybe_fault(plan, rank, bytes, &corrupt, opt.launch);
         const Timed tm = time_loop(*b, ctx.comm, row.count, in_place, opt.warmup, opt.iters, opt.spread_ms / 1e3);
         double sum = 0;
         NP_CHECK_MPI(MPI_Allreduce(&tm.rank_seconds, &sum, 1, MPI_DOUBLE, MPI_SUM, ctx.comm));

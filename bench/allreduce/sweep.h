@@ -21,6 +21,6 @@ struct SweepHooks {
 TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepHooks& hooks);
 
 /// Applies the test fault of `plan` when this rank and size match (tests only).
-void maybe_fault(const Plan& plan, int rank, std::size_t bytes, bool* corrupt);
+void maybe_fault(const Plan& plan, int rank, std::size_t bytes, bool* corrupt, int launch = 1);
 
 }  // namespace nodeprobe::allreduce

@@ -96,6 +96,25 @@ TEST(AllreduceFaults, AFailingLaunchEndsTheLaunchesAndIsTheReport) {
   EXPECT_EQ(r.probe["config"]["launches"], 1) << "the first launch failed: no other ran";
 }
 
+TEST(AllreduceFaults, ALaterLaunchCutByTheDeadlineLeavesTheLaunchesBeforeIt) {
+  TempDir dir;
+  // Rank 1 stops itself in the second launch: that launch ends at its
+  // deadline; the first launch's report is whole, and says what was cut.
+  const ArRun r = run_ar({nt::bin("nodeprobe-allreduce"), "--np", "2", "--backend", "fabric:tcp", "-b", "64K", "-e",
+                          "64K", "-n", "2", "--inplace", "0", "-q", "--launches", "3", "--timeout", "25",
+                          "--test-fault", "1:stop:64K:2"},
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason() << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  EXPECT_EQ(r.probe["config"]["launches"], 1);
+  EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 2);
+  EXPECT_NE(r.probe["data"].value("launch_cut", "").find("launch 2 did not finish before the deadline"),
+            std::string::npos)
+      << r.probe["data"].dump();
+  EXPECT_NE(r.proc.err.find("; the report holds 1 of 3 launches"), std::string::npos) << r.proc.err;
+}
+
 TEST(AllreduceFaults, CorruptedResultFailsWhateverTheSpeed) {
   TempDir dir;
   const ArRun r = run_ar(local_mpirun(3, with(kSweep, {"--backend", "fabric:tcp", "--test-fault", "1:corrupt:1M"})), dir);
