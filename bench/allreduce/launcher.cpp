@@ -138,23 +138,23 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   bool fell_back = false;  // a later launch was cut by the deadline: the one before it is the report
   std::string cut;         // what that launch said
   for (int k = 1; k <= launches; ++k) {
+    // Launches apart: a slow state of the host held through about three
+    // launches 1 s apart (30 launches of fabric:shm and mpi at 1 MiB in a row,
+    // 5 slow ones, three of them consecutive); a second between them breaks
+    // such a run up more often.
+    if (k > 1) ::usleep(1000 * 1000);
     if (k > 1 && stop_cause() != StopCause::kNone) break;
     double left_s = 0;
     if (opt.common.timeout_s > 0) {
       left_s = opt.common.timeout_s - (steady_clock().now_s() - t_start);
       // A later launch that would not finish before the deadline is not
       // started: the report holds the launches that finished, and says so.
-      if (k > 1 && left_s < first_launch_s * 1.5 + 3) {
+      if (k > 1 && left_s < first_launch_s * 1.5 + 2) {
         std::cerr << kTool << ": the deadline leaves too little time for launch " << k << "; the report holds "
                   << k - 1 << " of " << launches << " launches\n";
         break;
       }
     }
-    // Launches apart: a slow state of the host held through about three
-    // launches 1 s apart (30 launches of fabric:shm and mpi at 1 MiB in a row,
-    // 5 slow ones, three of them consecutive); a second between them breaks
-    // such a run up more often.
-    if (k > 1) ::usleep(1000 * 1000);
     const std::string json_k = dir->path() + "/report" + std::to_string(k) + ".json";
     auto args = base_args;
     args.insert(args.end(), {"--json", json_k});
