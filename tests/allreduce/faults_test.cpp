@@ -105,7 +105,8 @@ TEST(AllreduceFaults, ALaterLaunchCutByTheDeadlineLeavesTheLaunchesBeforeIt) {
                           "--test-fault", "1:stop:64K:2"},
                          dir);
   ASSERT_TRUE(r.have_report) << r.proc.err;
-  EXPECT_EQ(r.status(), "pass") << r.reason() << r.proc.err;
+  // warn is the first launch's own verdict on a busy host (ranks.stragglers).
+  EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason() << r.proc.err;
   EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
   EXPECT_EQ(r.probe["config"]["launches"], 1);
   EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 2);
