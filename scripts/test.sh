@@ -71,15 +71,9 @@ if (( sanitize )); then
   export ASAN_OPTIONS="log_path=$reports/asan:protect_shadow_gap=0:verify_asan_link_order=0:detect_leaks=1:abort_on_error=0:exitcode=86"
   export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1:exitcode=86"
   export LSAN_OPTIONS="suppressions=$here/scripts/lsan.supp:print_suppressions=0"
-  # Open MPI's allocations still held at exit are by design (lsan.supp), but
-  # the fast frame-pointer unwinder stops in its components (built without
-  # frame pointers, dlclosed at MPI_Finalize: "<unknown module>"), so no
-  # suppression could name them. MPI ranks alone unwind fully and reach the
-  # libmpi / libopen-pal frames the suppressions name: everywhere, it made the
-  # diag unit tests 12.8x slower (17.5 -> 223 s of CPU). mpirun sets it for the
-  # ranks it starts (mca_base_env_list; Open MPI 4.1 has no parameter to keep
-  # components loaded).
-  export OMPI_MCA_mca_base_env_list="ASAN_OPTIONS=$ASAN_OPTIONS:fast_unwind_on_malloc=0"
+  # Open MPI's own allocations held until exit are suppressed by name
+  # (lsan.supp); its ranks unwind fully to reach those names
+  # (nodeprobe/mpi_sanitizer_options.h says why there and not here).
   # Tests stretch the slack of their wall-clock deadlines by this factor
   # (testing::time_factor(), never what they check): instrumented binaries
   # start and run about 3x slower (measured: the quick accept 10.5 s -> 30.9 s,
