@@ -9,6 +9,7 @@
 #include "driver.h"
 #include "nodeprobe/emit.h"
 #include "launcher.h"
+#include "nodeprobe/mpi_sanitizer_options.h"
 #include "nodeprobe/mpirun.h"
 #include "options.h"
 

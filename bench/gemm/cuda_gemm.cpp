@@ -37,6 +37,21 @@ class LtPlan {
  public:
   LtPlan(const CublasLt& api, cublasLtHandle_t lt, Precision p, int m, int n, int k)
       : api_(api), lt_(lt) {
+    // A constructor that throws runs no destructor: a precision without a
+    // kernel (NOT_SUPPORTED, a skip) must not leak what was created so far.
+    try {
+      create(p, m, n, k);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~LtPlan() { release(); }
+  LtPlan(const LtPlan&) = delete;
+  LtPlan& operator=(const LtPlan&) = delete;
+
+ private:
+  void create(Precision p, int m, int n, int k) {
     const Types t = types_for(p);
     NP_CUBLAS_CHECK(api_, cublasLtMatmulDescCreate(&op_, t.compute, CUDA_R_32F));
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -65,15 +80,16 @@ class LtPlan {
     algo_ = result.algo;
     workspace_ = result.workspaceSize;
   }
-  ~LtPlan() {
+  void release() noexcept {
     if (c_) api_.cublasLtMatrixLayoutDestroy(c_);
     if (b_) api_.cublasLtMatrixLayoutDestroy(b_);
     if (a_) api_.cublasLtMatrixLayoutDestroy(a_);
     if (op_) api_.cublasLtMatmulDescDestroy(op_);
+    c_ = b_ = a_ = nullptr;
+    op_ = nullptr;
   }
-  LtPlan(const LtPlan&) = delete;
-  LtPlan& operator=(const LtPlan&) = delete;
 
+ public:
   void run(const void* a, const void* b, void* c, void* ws, cudaStream_t s) const {
     const float alpha = 1.0f, beta = 0.0f;
     NP_CUBLAS_CHECK(api_, cublasLtMatmul(lt_, op_, &alpha, a, a_, b, b_, &beta, c, c_, c, c_,

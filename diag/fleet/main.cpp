@@ -7,6 +7,7 @@
 #include "fleet_cmd.h"
 #include "fleet_options.h"
 #include "fleet_rank.h"
+#include "nodeprobe/mpi_sanitizer_options.h"
 #include "nodeprobe/mpirun.h"
 #include "nodeprobe/probe_main.h"
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <random>
@@ -87,7 +87,7 @@ void simulate(int n, std::size_t count, std::size_t chunk, unsigned seed) {
       if (ru.reduce)
         reduce_into(buf[r].data() + ru.offset, it->second.data(), ru.count, DType::kFloat32, RedOp::kSum);
       else
-        std::memcpy(buf[r].data() + ru.offset, it->second.data(), ru.count * sizeof(float));
+        std::copy(it->second.begin(), it->second.end(), buf[r].begin() + static_cast<long>(ru.offset));  // empty units too (memcpy from a null data() is UB)
       channel[r].erase(it);
       done[r][u] = 1;
       ++next_recv[r];

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "collector.h"
@@ -127,8 +128,11 @@ TEST(DiagStop, ReadThatNeverReturnsStillLeavesAReportAfterTheGrace) {
 TEST(DiagStop, OwnTimeoutExits124WithWhatWasRead) {
   TempDir d;
   Feed feed(d.file("in"));
-  Background p({bin("nodeprobe"), "diag", "--log", "-", "--timeout", "1", "--json", d.file("r.json"), "-q"}, {},
-               feed.path());
+  // 1 s, time enough to start and read the first line (a sanitizer build needs longer).
+  std::ostringstream timeout;
+  timeout << 1 * testing::time_factor();
+  Background p({bin("nodeprobe"), "diag", "--log", "-", "--timeout", timeout.str(), "--json", d.file("r.json"), "-q"},
+               {}, feed.path());
   feed.write(kXid);
   for (int i = 0; i < 200 && testing::process_alive(p.pid()); ++i) {
     feed.write(repeat(kQuiet, 10));
@@ -139,7 +143,9 @@ TEST(DiagStop, OwnTimeoutExits124WithWhatWasRead) {
   EXPECT_TRUE(has_finding(rep, "gpu.xid"));
   const Json& e = diag_entry(rep);
   EXPECT_EQ(e.at("status"), "timeout");
-  EXPECT_NE(e.at("reason").get<std::string>().find("deadline of --timeout 1 s passed"), std::string::npos);
+  EXPECT_NE(e.at("reason").get<std::string>().find("deadline of --timeout " + timeout.str() + " s passed"),
+            std::string::npos)
+      << e.dump();
 }
 
 // Issue 14: a Ctrl-C during `diag --bundle` left a 1.1 GB extraction directory.

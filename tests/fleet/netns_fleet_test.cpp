@@ -180,7 +180,8 @@ TEST(FleetNetns, QuickProfileOnFourHostsWithinAMinute) {
                                                     std::string(to_string(p.status)).c_str(), p.duration_s);
   for (const auto& p : r.report.model["predicted"])
     std::printf("  model: %3d nodes ~%.0f s\n", p.value("nodes", 0), p.value("total_s", 0.0));
-  EXPECT_LT(r.wall_s, 60.0) << "the quick profile's promise on 4 hosts";
+  // (instrumented binaries of the sanitizer tier run ~3x slower: no promise is made for them)
+  EXPECT_LT(r.wall_s, 60.0 * nt::time_factor()) << "the quick profile's promise on 4 hosts";
   ASSERT_EQ(r.report.phases.size(), 4u);
   for (const auto& p : r.report.phases) EXPECT_GT(p.duration_s, 0) << p.name;
   EXPECT_EQ(r.report.nodes.size(), 4u);

@@ -80,6 +80,16 @@ SpawnResult run(std::vector<std::string> argv, double timeout_s, std::vector<std
 
 std::string bin(const std::string& name) { return std::string(NODEPROBE_BIN_DIR) + "/" + name; }
 
+double time_factor() {
+  const char* v = std::getenv("NODEPROBE_TEST_TIME_FACTOR");
+  if (!v || !*v) return 1;
+  char* end = nullptr;
+  const double f = std::strtod(v, &end);
+  if (*end != '\0' || !(f >= 1 && f <= 100))
+    throw std::invalid_argument(std::string("NODEPROBE_TEST_TIME_FACTOR: want a number from 1 to 100, got ") + v);
+  return f;
+}
+
 std::string schema_errors(const nlohmann::json& doc, bool* available, const std::string& schema_file) {
 #ifdef NODEPROBE_HAVE_VALIJSON
   if (available) *available = true;

@@ -36,6 +36,12 @@ SpawnResult run(std::vector<std::string> argv, double timeout_s = 60,
 /// Path of one of our built executables ("nodeprobe-limits").
 std::string bin(const std::string& name);
 
+/// How much longer than normal a wall-clock deadline in a test may take:
+/// NODEPROBE_TEST_TIME_FACTOR (>= 1), which scripts/test.sh --sanitize sets
+/// because instrumented code starts and runs several times slower; 1 otherwise.
+/// Scales only the slack a test grants, never what it checks.
+double time_factor();
+
 /// Validates a document against reports/schema/report.schema.json (or
 /// `schema_file`) with an independent validator (valijson). Returns "" when
 /// valid, else the errors. Sets `available` false when this build has no validator.

@@ -16,8 +16,11 @@ void SteadyClock::sleep_s(double seconds) {
 }
 
 Clock& steady_clock() {
-  static SteadyClock c;
-  return c;
+  // Never destroyed: the stop watcher (stop.cpp) is a detached thread that
+  // reads the clock when it wakes, which can be after exit() has run the
+  // static destructors (UBSan: "invalid vptr" in stop.cpp's watch()).
+  static Clock* const c = new SteadyClock;
+  return *c;
 }
 
 std::string utc_now_iso8601() {
