@@ -53,10 +53,10 @@ printf '%s\n' "Dec  1 10:00:00 node kernel: NVRM: Xid (PCI:0000:10:1c): 79, pid=
 mkdir -p "$tmp/sysroot" "$tmp/work"
 
 # A sanitizer build runs several times slower (scripts/test.sh --sanitize sets
-# the factor): the quick profile's 15 s budget is stretched alike.
+# the factor): the quick profile's 20 s budget is stretched alike.
 budget=""
 factor=${NODEPROBE_TEST_TIME_FACTOR:-1}
-[[ $factor == 1 ]] || budget="--budget $(awk -v f="$factor" 'BEGIN { print 15 * f }')"
+[[ $factor == 1 ]] || budget="--budget $(awk -v f="$factor" 'BEGIN { print 20 * f }')"
 
 cat > "$tmp/inner.sh" <<INNER
 set -uo pipefail
