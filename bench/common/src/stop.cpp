@@ -27,17 +27,27 @@ std::atomic<int> g_cause{0};
 std::atomic<int> g_signal{0};
 int g_pipe[2] = {-1, -1};
 
-std::mutex g_mu;  // everything below
-StopOptions g_opt;
-double g_deadline = 0;  // steady-clock seconds, 0: none
-std::function<void()> g_writer;
-bool g_final = false;
-bool g_emergency = false;
-std::once_flag g_started;
+// The detached watcher thread outlives main(): it may still say() or write a
+// partial report while static destructors run. So the state it reads lives on
+// the heap and is never destroyed (as steady_clock() is).
+struct State {
+  std::mutex mu;  // the members up to cleanup_mu
+  StopOptions opt;
+  double deadline = 0;  // steady-clock seconds, 0: none
+  std::function<void()> writer;
+  bool final_write = false;
+  bool emergency = false;
+  std::once_flag started;
 
-std::mutex g_cleanup_mu;
-std::map<int, std::pair<std::string, CleanupKind>> g_cleanups;
-int g_next_cleanup = 1;
+  std::mutex cleanup_mu;
+  std::map<int, std::pair<std::string, CleanupKind>> cleanups;
+  int next_cleanup = 1;
+};
+
+State& st() {
+  static State* s = new State();  // never deleted, on purpose
+  return *s;
+}
 
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free atomics");
 
@@ -66,8 +76,8 @@ extern "C" void on_stop_signal(int sig) {
 void say(const std::string& line) {
   std::string tool;
   {
-    std::lock_guard<std::mutex> lk(g_mu);
-    tool = g_opt.tool;
+    std::lock_guard<std::mutex> lk(st().mu);
+    tool = st().opt.tool;
   }
   const std::string s = tool + ": " + line + "\n";
   ssize_t rc = ::write(STDERR_FILENO, s.data(), s.size());
@@ -77,8 +87,8 @@ void say(const std::string& line) {
 void remove_registered() noexcept {
   std::map<int, std::pair<std::string, CleanupKind>> todo;
   {
-    std::lock_guard<std::mutex> lk(g_cleanup_mu);
-    todo.swap(g_cleanups);
+    std::lock_guard<std::mutex> lk(st().cleanup_mu);
+    todo.swap(st().cleanups);
   }
   for (const auto& [id, what] : todo) {
     try {
@@ -95,10 +105,10 @@ void remove_registered() noexcept {
 void emergency(bool third_signal) {
   std::function<void()> writer;
   {
-    std::lock_guard<std::mutex> lk(g_mu);
-    if (g_final && !third_signal) return;
-    g_emergency = true;
-    if (!g_final) writer = g_writer;
+    std::lock_guard<std::mutex> lk(st().mu);
+    if (st().final_write && !third_signal) return;
+    st().emergency = true;
+    if (!st().final_write) writer = st().writer;
   }
   const int code = stop_exit_code();
   if (writer) {
@@ -120,10 +130,10 @@ void watch() {
     double deadline, grace;
     bool final_write;
     {
-      std::lock_guard<std::mutex> lk(g_mu);
-      deadline = g_deadline;
-      grace = g_opt.grace_s;
-      final_write = g_final;
+      std::lock_guard<std::mutex> lk(st().mu);
+      deadline = st().deadline;
+      grace = st().opt.grace_s;
+      final_write = st().final_write;
     }
     const double now = steady_clock().now_s();
     auto ms_until = [&](double t) { return static_cast<int>(std::ceil(std::max(0.0, t - now) * 1e3)); };
@@ -154,8 +164,8 @@ void watch() {
       said = true;
       bool announce;
       {
-        std::lock_guard<std::mutex> lk(g_mu);
-        announce = g_opt.announce;
+        std::lock_guard<std::mutex> lk(st().mu);
+        announce = st().opt.announce;
       }
       if (announce)
         say(stop_reason() + ": stopping and writing what finished" +
@@ -171,16 +181,16 @@ void install_stop_handlers(const StopOptions& opt) {
   {
     // A new run (tests run several in one process): nothing of the last one's
     // stop, checkpoint or final write carries over.
-    std::lock_guard<std::mutex> lk(g_mu);
-    g_opt = opt;
-    g_deadline = opt.timeout_s > 0 ? steady_clock().now_s() + opt.timeout_s : 0;
-    g_writer = nullptr;
-    g_final = false;
+    std::lock_guard<std::mutex> lk(st().mu);
+    st().opt = opt;
+    st().deadline = opt.timeout_s > 0 ? steady_clock().now_s() + opt.timeout_s : 0;
+    st().writer = nullptr;
+    st().final_write = false;
     g_cause.store(0);
     g_signal.store(0);
     g_events.store(0);
   }
-  std::call_once(g_started, [] {
+  std::call_once(st().started, [] {
     if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_pipe[0] = g_pipe[1] = -1;
     struct sigaction sa {};
     sa.sa_handler = on_stop_signal;
@@ -201,9 +211,9 @@ void install_stop_handlers(const StopOptions& opt) {
 
 void set_stop_deadline(double timeout_s, double started_s) {
   {
-    std::lock_guard<std::mutex> lk(g_mu);
-    g_deadline = timeout_s > 0 ? (started_s > 0 ? started_s : steady_clock().now_s()) + timeout_s : 0;
-    g_opt.timeout_s = timeout_s;
+    std::lock_guard<std::mutex> lk(st().mu);
+    st().deadline = timeout_s > 0 ? (started_s > 0 ? started_s : steady_clock().now_s()) + timeout_s : 0;
+    st().opt.timeout_s = timeout_s;
   }
   wake();
 }
@@ -227,8 +237,8 @@ std::string stop_reason() {
     case StopCause::kDeadline: {
       double t;
       {
-        std::lock_guard<std::mutex> lk(g_mu);
-        t = g_opt.timeout_s;
+        std::lock_guard<std::mutex> lk(st().mu);
+        t = st().opt.timeout_s;
       }
       char buf[96];
       std::snprintf(buf, sizeof buf, "deadline of --timeout %g s passed", t);
@@ -244,16 +254,16 @@ void request_stop(StopCause cause, int sig) {
 }
 
 void set_emergency_writer(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lk(g_mu);
-  g_writer = std::move(fn);
+  std::lock_guard<std::mutex> lk(st().mu);
+  st().writer = std::move(fn);
 }
 
 StopCause begin_final_write() {
   {
-    std::lock_guard<std::mutex> lk(g_mu);
-    if (!g_emergency) {
-      g_final = true;
-      g_writer = nullptr;
+    std::lock_guard<std::mutex> lk(st().mu);
+    if (!st().emergency) {
+      st().final_write = true;
+      st().writer = nullptr;
       wake();
       return stop_cause();
     }
@@ -262,9 +272,9 @@ StopCause begin_final_write() {
 }
 
 int register_stop_cleanup(const std::string& path, CleanupKind kind) {
-  std::lock_guard<std::mutex> lk(g_cleanup_mu);
-  const int id = g_next_cleanup++;
-  g_cleanups[id] = {path, kind};
+  std::lock_guard<std::mutex> lk(st().cleanup_mu);
+  const int id = st().next_cleanup++;
+  st().cleanups[id] = {path, kind};
   return id;
 }
 
@@ -272,8 +282,8 @@ void run_stop_cleanups() noexcept { remove_registered(); }
 
 void unregister_stop_cleanup(int id) noexcept {
   if (id <= 0) return;
-  std::lock_guard<std::mutex> lk(g_cleanup_mu);
-  g_cleanups.erase(id);
+  std::lock_guard<std::mutex> lk(st().cleanup_mu);
+  st().cleanups.erase(id);
 }
 
 }  // namespace nodeprobe
