@@ -193,8 +193,8 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
         << " host(s), " << to_string(plan.dtype) << " " << to_string(plan.op) << ", interface " << addr.iface
         << " (" << addr.ip << ")\n";
     if (pool)
-      out << "# launch " << pool->launches() + 1 << " of " << opt.launches << ": the table holds the timed samples of "
-          << (pool->launches() > 0 ? "every launch so far" : "this launch") << ", pooled\n";
+      out << "# launch " << opt.launch << " of " << opt.launches << ": the table holds the timed samples of "
+          << (opt.launch > 1 ? "every launch so far" : "this launch") << ", pooled\n";
     out << "#\n" << std::flush;
   }
 

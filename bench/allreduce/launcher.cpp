@@ -69,6 +69,48 @@ bool launch_timed_out(const std::string& json, const SpawnResult& r, std::string
   }
 }
 
+// Runs launch k (of opt.launches) through mpirun: its rank 0 writes `json_k`
+// and, under --launches, adds its samples to the pool in `dir`. `left_s` is
+// the time left to the deadline (0: none).
+SpawnResult run_launch(const Options& opt, const std::string& mpirun, std::vector<std::string> args,
+                       const std::string& dir, const std::string& json_k, int k, double left_s) {
+  const int launches = std::max(1, opt.launches);
+  args.insert(args.end(), {"--json", json_k});
+  if (launches > 1) args.insert(args.end(), {"--pool", dir + "/pool.json", "--launch", std::to_string(k)});
+  // Only the last launch prints the (pooled) table.
+  if (k < launches && !opt.common.quiet) args.push_back("--quiet");
+  if (opt.common.timeout_s > 0) {
+    // The ranks stop a little early so that their report is written and
+    // handed on before a runner's deadline of exactly --timeout kills us.
+    char t[32];
+    // A later launch keeps 3 s: should it be cut, the launcher still has
+    // time to report the launches before it.
+    std::snprintf(t, sizeof t, "%g", std::max(1.0, left_s - (k > 1 ? 3.0 : std::min(3.0, left_s * 0.1))));
+    args.insert(args.end(), {"--timeout", t});
+  }
+  if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
+
+  SpawnOptions so;
+  so.argv = local_mpirun_argv(mpirun, opt.np, self_exe_dir() + "nodeprobe-allreduce", args, ::geteuid() == 0);
+  so.capture_stderr = true;
+  so.capture_limit = 4u << 20;
+  // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
+  so.kill_grace_s = 6;
+  // The ranks note their pids here, so the regions of those that die by SIGKILL can be removed.
+  so.env_set.push_back(std::string(kRankPidDirEnv) + "=" + dir);
+  // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
+  // (its write is fsynced) can take longer on a loaded node. The user's own
+  // setting wins.
+  if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
+    so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
+  if (opt.common.verbose) {
+    std::string line;
+    for (const auto& a : so.argv) line += (line.empty() ? "" : " ") + a;
+    std::cerr << kTool << ": " << line << "\n";
+  }
+  return run_process(so);
+}
+
 }  // namespace
 
 std::vector<std::string> strip_launcher_args(int argc, char** argv) {
@@ -137,6 +179,10 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
   double first_launch_s = 0;
   bool fell_back = false;  // a later launch was cut by the deadline: the one before it is the report
   std::string cut;         // what that launch said
+  set_emergency_writer([&opt, argc, argv] {
+    write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
+                       stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");
+  });
   for (int k = 1; k <= launches; ++k) {
     // Launches apart: a slow state of the host held through about three
     // launches 1 s apart (30 launches of fabric:shm and mpi at 1 MiB in a row,
@@ -156,47 +202,8 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
       }
     }
     const std::string json_k = dir->path() + "/report" + std::to_string(k) + ".json";
-    auto args = base_args;
-    args.insert(args.end(), {"--json", json_k});
-    if (launches > 1) args.insert(args.end(), {"--pool", pool_file, "--launch", std::to_string(k)});
-    // Only the last launch prints the (pooled) table.
-    if (k < launches && !opt.common.quiet) args.push_back("--quiet");
-    if (opt.common.timeout_s > 0) {
-      // The ranks stop a little early so that their report is written and
-      // handed on before a runner's deadline of exactly --timeout kills us.
-      char t[32];
-      // A later launch keeps 3 s: should it be cut, the launcher still has
-      // time to report the launches before it.
-      std::snprintf(t, sizeof t, "%g", std::max(1.0, left_s - (k > 1 ? 3.0 : std::min(3.0, left_s * 0.1))));
-      args.insert(args.end(), {"--timeout", t});
-    }
-    if (opt.common.json_out == "-") args.push_back("--text-to-stderr");
-
-    SpawnOptions so;
-    so.argv = local_mpirun_argv(mpirun, opt.np, self_exe_dir() + "nodeprobe-allreduce", args, ::geteuid() == 0);
-    so.capture_stderr = true;
-    so.capture_limit = 4u << 20;
-    // mpirun forwards SIGTERM to the ranks; rank 0 then writes what finished.
-    so.kill_grace_s = 6;
-    // Open MPI kills its ranks 1 s after it passes SIGTERM on; rank 0's report
-    // (its write is fsynced) can take longer on a loaded node. The user's own
-    // setting wins.
-    // The ranks note their pids here, so the regions of those that die by SIGKILL can be removed.
-    so.env_set.push_back(std::string(kRankPidDirEnv) + "=" + dir->path());
-    if (!std::getenv("OMPI_MCA_odls_base_sigkill_timeout"))
-      so.env_set.push_back("OMPI_MCA_odls_base_sigkill_timeout=3");
-    if (k == 1)
-      set_emergency_writer([&opt, argc, argv] {
-        write_error_report(opt, argc, argv, stop_cause() == StopCause::kDeadline ? Status::kTimeout : Status::kError,
-                           stop_reason() + ": mpirun and its ranks did not end in time; no rank reported");
-      });
-    if (opt.common.verbose) {
-      std::string line;
-      for (const auto& a : so.argv) line += (line.empty() ? "" : " ") + a;
-      std::cerr << kTool << ": " << line << "\n";
-    }
     const double launch_t0 = steady_clock().now_s();
-    r = run_process(so);
+    r = run_launch(opt, mpirun, base_args, dir->path(), json_k, k, left_s);
     if (k == 1) first_launch_s = steady_clock().now_s() - launch_t0;
     std::cerr << r.err;
     for (const auto& name : remove_dead_rank_segments(dir->path()))
