@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include "nodeprobe/atomic_file.h"
 #include "nodeprobe/clock.h"
@@ -16,6 +18,7 @@
 #include "nodeprobe/fleet_analysis.h"
 #include "nodeprobe/probe_main.h"
 #include "nodeprobe/report_json.h"
+#include "nodeprobe/safe_remove.h"
 
 namespace nodeprobe::diag {
 namespace {
@@ -89,6 +92,15 @@ int run_health(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     std::cerr << "nodeprobe accept: cannot make a pipe\n";
     return exit_code::kError;
   }
+  // The checks' temporary files go in here (their TMPDIR), so that a check
+  // killed at the budget leaves nothing behind: this process removes it.
+  std::unique_ptr<OwnedTempDir> work;
+  try {
+    work = std::make_unique<OwnedTempDir>(temp_parent(), "nodeprobe-health");
+  } catch (const std::exception& e) {
+    std::cerr << "nodeprobe accept: " << e.what() << "\n";
+    return exit_code::kError;
+  }
   std::cout << std::flush;
   std::cerr << std::flush;
   const pid_t pid = ::fork();
@@ -100,6 +112,8 @@ int run_health(const AcceptOptions& opt, int argc, char** argv, const AcceptHook
     // The checks. Whatever they do, the parent answers Slurm in time.
     ::close(fds[0]);
     const int out = fds[1];
+    ::setenv("TMPDIR", work->path().c_str(), 1);
+    work->release();  // the parent removes it
     AcceptOptions o = opt;
     o.common.quiet = true;
     // Leave the parent time to write its files after the child's own end.

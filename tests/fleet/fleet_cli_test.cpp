@@ -186,15 +186,18 @@ TEST(Health, ANodeToDrainExitsOneWithOneLineForScontrol) {
 }
 
 TEST(Health, AHungCheckNeverHoldsItPastTheBudget) {
-  nt::TempDir tmp, probes;
+  nt::TempDir tmp, probes, scratch;
   // Every probe executable is found here; nodeprobe-limits stops the check itself.
   ASSERT_EQ(::symlink(NODEPROBE_STOP_PARENT, probes.file("nodeprobe-limits").c_str()), 0);
-  const HealthRun h = health(tmp, {"--budget", "7"}, {"NODEPROBE_PROBE_DIR=" + probes.path()});
+  const HealthRun h =
+      health(tmp, {"--budget", "7"}, {"NODEPROBE_PROBE_DIR=" + probes.path(), "TMPDIR=" + scratch.path()});
   EXPECT_LT(h.wall_s, 7 + 1.5) << "the budget is hard";
   EXPECT_EQ(h.r.exit_code, 1) << h.r.err << h.r.out;
   EXPECT_EQ(h.reason, "nodeprobe: probe.timeout: health check did not finish in 7 s (hung in limits)\n");
   const Report r = load_report(tmp.file("r.json"));
   EXPECT_EQ(r.probes.at(0).status, Status::kTimeout);
+  // The check was killed (SIGKILL): its temporary directories go all the same.
+  EXPECT_TRUE(nt::entries_with_prefix(scratch.path(), "nodeprobe-").empty());
 }
 
 TEST(Health, BadInputIsNotADrain) {

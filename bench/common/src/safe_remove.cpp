@@ -218,4 +218,10 @@ std::string OwnedTempDir::remove() noexcept {
   return why;
 }
 
+void OwnedTempDir::release() noexcept {
+  unregister_stop_cleanup(cleanup_id_);
+  cleanup_id_ = -1;
+  path_.clear();
+}
+
 }  // namespace nodeprobe

@@ -74,6 +74,8 @@ class OwnedTempDir {
   const std::string& path() const { return path_; }
   /// Removes it now; returns "" or why it (or part of it) stayed.
   std::string remove() noexcept;
+  /// Forgets it without removing it (a forked child whose parent removes it).
+  void release() noexcept;
 
  private:
   std::string path_;
