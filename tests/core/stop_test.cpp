@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "nodeprobe/safe_remove.h"
@@ -34,15 +35,21 @@ class Stop : public ::testing::Test {
 #else
     ::testing::FLAGS_gtest_death_test_style = "threadsafe";
 #endif
-    ::setenv(kDirVar, tmp_.path().c_str(), 0);
+    // The re-run child ends with _Exit: a directory of its own would stay behind.
+    if (!std::getenv(kDirVar)) {
+      tmp_.emplace();
+      ::setenv(kDirVar, tmp_->path().c_str(), 1);
+    }
     dir_ = std::getenv(kDirVar);
   }
-  void TearDown() override { ::unsetenv(kDirVar); }
+  void TearDown() override {
+    if (tmp_) ::unsetenv(kDirVar);
+  }
   std::string file(const std::string& name) const { return dir_ + "/" + name; }
   const std::string& path() const { return dir_; }
 
  private:
-  TempDir tmp_;
+  std::optional<TempDir> tmp_;
   std::string dir_;
 };
 
