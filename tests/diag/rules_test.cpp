@@ -432,6 +432,18 @@ TEST(Rules, AerOnANonGpuDeviceIsInfoEvenOnAGpuNode) {
   EXPECT_EQ(gpu.get("gpu.pcie_degraded")->severity, Severity::kWarn) << gpu.ids();
 }
 
+TEST(Rules, FirmwareFirstAerIsUncorrectedWhenItsUncorSeverityLineIsThere) {
+  const Result r = analyze(
+      "[Mon Mar  4 10:11:00 2024] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+      "[Mon Mar  4 10:12:01 2024] {1}[Hardware Error]: event severity: fatal\n"
+      "[Mon Mar  4 10:12:01 2024] {1}[Hardware Error]:   section_type: PCIe error\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_status: 0x00004000, aer_mask: 0x00000000\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_layer=Transaction Layer, aer_agent=Requester ID\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_uncor_severity: 0x00062030\n");
+  ASSERT_NE(r.get("gpu.pcie_degraded"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("gpu.pcie_degraded")->severity, Severity::kError) << r.ids();
+}
+
 TEST(Rules, ASigkillAfterSystemdOomdIsOomdsKill) {
   const Result r = analyze(
       "Mar 04 10:12:01 gpu-node-3 systemd-oomd[812]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/train.scope due to memory pressure for /user.slice/user-1000.slice/user@1000.service being 72.34% > 50.00% for > 20s with reclaim activity\n"
