@@ -61,7 +61,7 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   // A SIGKILL'ed rank is the OOM killer's work; the kernel's own line says more.
   if (r.findings.has("host.oom", "killed_signal") &&
       (r.findings.has("host.oom", "") || r.findings.has("host.oom", "cgroup") || r.findings.has("host.oom", "slurm") ||
-       r.findings.has("host.oom", "oomd")))
+       r.findings.has("host.oom", "oomd") || r.findings.has("host.oom", "userspace_monitor")))
     r.findings.erase_cause("host.oom", "killed_signal");
 
   // NCCL transport: "NET/IB : No device found" followed by sockets is normal
