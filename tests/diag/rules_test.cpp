@@ -442,6 +442,12 @@ TEST(Rules, FirmwareFirstAerIsUncorrectedWhenItsUncorSeverityLineIsThere) {
       "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_uncor_severity: 0x00062030\n");
   ASSERT_NE(r.get("gpu.pcie_degraded"), nullptr) << r.ids();
   EXPECT_EQ(r.get("gpu.pcie_degraded")->severity, Severity::kError) << r.ids();
+  // A fatal report is pcie.aer's and pcie.aer_fatal's: one event, not two.
+  const Result fatal = analyze(
+      "[Mon Mar  4 10:12:01 2024] pcieport 0000:80:01.0: AER: Uncorrectable (Fatal) error message received from 0000:3b:00.0\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered Agent ID)\n");
+  ASSERT_NE(fatal.get("gpu.pcie_degraded"), nullptr) << fatal.ids();
+  EXPECT_EQ(fatal.get("gpu.pcie_degraded")->count, 1) << fatal.ids();
 }
 
 TEST(Rules, ASigkillAfterSystemdOomdIsOomdsKill) {
