@@ -108,9 +108,17 @@ bool fold_event(Accum& a, const EventRef& ev, const std::optional<double>& wall,
   return false;
 }
 
-// Same event read through two sources (dmesg and syslog, kmsg and journald).
+// Same event read through two sources (dmesg and syslog, kmsg and journald),
+// or named by two rules of one source (a fatal AER line is pcie.aer's and
+// pcie.aer_fatal's): as one source's lines fold, same key within the window.
 bool cross_source_same(const EventRec& a, const EventRec& b) {
-  if (a.source == b.source || a.key != b.key || a.provisional || b.provisional) return false;
+  if (a.key != b.key || a.provisional || b.provisional) return false;
+  if (a.source == b.source) {
+    const double w = std::max(a.window_s, b.window_s);
+    if (a.wall && b.wall) return std::abs(*a.wall - *b.wall) <= w;
+    if (a.mono && b.mono) return std::abs(*a.mono - *b.mono) <= w;
+    return false;
+  }
   if (a.wall && b.wall) return std::abs(*a.wall - *b.wall) <= std::max({a.window_s, b.window_s, 2.0});
   return true;  // one of them has no wall time (dmesg without -T): the key decides
 }

@@ -1,5 +1,6 @@
 // Context rules: what a line means depends on the lines around it.
 #include <algorithm>
+#include <set>
 
 #include "rule_engine.h"
 
@@ -36,6 +37,22 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   }
   r.pending.clear();
 
+  // A root port's AER header names the device it heard from ("error received:
+  // 0000:05:00.0"); where that device's own lines show a driver that is not a
+  // GPU's (pcie.aer_other_device), the header is that device's too, not a GPU's.
+  if (const Accum* other = r.findings.find("gpu.pcie_degraded", "aer_other_device")) {
+    std::set<std::string> theirs;
+    for (const auto& e : other->events)
+      if (!e.key.empty()) theirs.insert(e.key);
+    for (const char* cause : {"aer_corrected", "aer_uncorrected"}) {
+      const Accum* a = r.findings.find("gpu.pcie_degraded", cause);
+      if (a && !a->events.empty() && a->count <= static_cast<long>(a->events.size()) &&
+          std::all_of(a->events.begin(), a->events.end(),
+                      [&](const EventRec& e) { return theirs.count(e.key) > 0; }))
+        r.findings.erase_cause("gpu.pcie_degraded", cause);
+    }
+  }
+
   // SELinux records without permissive=: the mode the same log shows decides.
   if (r.findings.has("selinux.avc", ""))
     r.findings.rekey("selinux.avc", "", "selinux.avc",
@@ -43,7 +60,8 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
 
   // A SIGKILL'ed rank is the OOM killer's work; the kernel's own line says more.
   if (r.findings.has("host.oom", "killed_signal") &&
-      (r.findings.has("host.oom", "") || r.findings.has("host.oom", "cgroup") || r.findings.has("host.oom", "slurm")))
+      (r.findings.has("host.oom", "") || r.findings.has("host.oom", "cgroup") || r.findings.has("host.oom", "slurm") ||
+       r.findings.has("host.oom", "oomd") || r.findings.has("host.oom", "userspace_monitor")))
     r.findings.erase_cause("host.oom", "killed_signal");
 
   // NCCL transport: "NET/IB : No device found" followed by sockets is normal

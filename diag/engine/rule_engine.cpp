@@ -287,7 +287,8 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
     } else if (rule.judge == "aer") {
       const std::string sev = facts.value("aer_severity", std::string());
       const bool uncorrected = sev.find("ncorrect") != std::string::npos || sev.find("atal") != std::string::npos ||
-                               line.find("Uncorrect") != std::string_view::npos;
+                               line.find("Uncorrect") != std::string_view::npos ||
+                               line.find("aer_uncor_severity") != std::string_view::npos;  // printed for uncorrectable only
       cause = uncorrected ? "aer_uncorrected" : "aer_corrected";
     }
     r.fired.insert(rule.key);

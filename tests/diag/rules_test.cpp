@@ -413,6 +413,52 @@ TEST(Rules, FabricManagerNotNeededWithoutNvswitch) {
   EXPECT_EQ(cuda.get("gpu.fabric_manager")->severity, Severity::kError) << cuda.ids();
 }
 
+TEST(Rules, AerOnANonGpuDeviceIsInfoEvenOnAGpuNode) {
+  const std::string nv = "[Mon Mar  4 10:11:00 2024] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n";
+  // A NIC's corrected error on a GPU node: the root port's header names the NIC.
+  const Result nic = analyze(nv +
+      "[Mon Mar  4 10:12:01 2024] pcieport 0000:00:1c.0: AER: Corrected error received: 0000:05:00.0\n"
+      "[Mon Mar  4 10:12:01 2024] igb 0000:05:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n"
+      "[Mon Mar  4 10:12:01 2024] igb 0000:05:00.0:    [ 0] RxErr                  (First)\n");
+  expect_only_info(nic);
+  ASSERT_NE(nic.get("gpu.pcie_degraded"), nullptr) << nic.ids();
+  // The GPU's own report in the same log is still the GPU's.
+  const Result gpu = analyze(nv +
+      "[Mon Mar  4 10:12:01 2024] pcieport 0000:00:1c.0: AER: Corrected error received: 0000:05:00.0\n"
+      "[Mon Mar  4 10:12:01 2024] igb 0000:05:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)\n"
+      "[Mon Mar  4 10:12:09 2024] pcieport 0000:00:03.0: AER: Corrected error message received from 0000:3b:00.0\n"
+      "[Mon Mar  4 10:12:09 2024] nvidia 0000:3b:00.0: PCIe Bus Error: severity=Correctable, type=Physical Layer, (Receiver ID)\n");
+  ASSERT_NE(gpu.get("gpu.pcie_degraded"), nullptr) << gpu.ids();
+  EXPECT_EQ(gpu.get("gpu.pcie_degraded")->severity, Severity::kWarn) << gpu.ids();
+}
+
+TEST(Rules, FirmwareFirstAerIsUncorrectedWhenItsUncorSeverityLineIsThere) {
+  const Result r = analyze(
+      "[Mon Mar  4 10:11:00 2024] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+      "[Mon Mar  4 10:12:01 2024] {1}[Hardware Error]: event severity: fatal\n"
+      "[Mon Mar  4 10:12:01 2024] {1}[Hardware Error]:   section_type: PCIe error\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_status: 0x00004000, aer_mask: 0x00000000\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_layer=Transaction Layer, aer_agent=Requester ID\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: aer_uncor_severity: 0x00062030\n");
+  ASSERT_NE(r.get("gpu.pcie_degraded"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("gpu.pcie_degraded")->severity, Severity::kError) << r.ids();
+  // A fatal report is pcie.aer's and pcie.aer_fatal's: one event, not two.
+  const Result fatal = analyze(
+      "[Mon Mar  4 10:12:01 2024] pcieport 0000:80:01.0: AER: Uncorrectable (Fatal) error message received from 0000:3b:00.0\n"
+      "[Mon Mar  4 10:12:01 2024] nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=Uncorrectable (Fatal), type=Inaccessible, (Unregistered Agent ID)\n");
+  ASSERT_NE(fatal.get("gpu.pcie_degraded"), nullptr) << fatal.ids();
+  EXPECT_EQ(fatal.get("gpu.pcie_degraded")->count, 1) << fatal.ids();
+}
+
+TEST(Rules, ASigkillAfterSystemdOomdIsOomdsKill) {
+  const Result r = analyze(
+      "Mar 04 10:12:01 gpu-node-3 systemd-oomd[812]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/train.scope due to memory pressure for /user.slice/user-1000.slice/user@1000.service being 72.34% > 50.00% for > 20s with reclaim activity\n"
+      "Mar 04 10:12:01 gpu-node-3 systemd[1]: train.scope: systemd-oomd killed 12 process(es) in this unit.\n"
+      "train-1 exited with code 137\n");
+  ASSERT_NE(r.get("host.oom"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("host.oom")->facts.value("cause", std::string()), "oomd") << r.ids();
+}
+
 TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
   const Result r = analyze(
       "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
