@@ -112,7 +112,8 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
     gpu = GpuState{};
   };
   // A whole report starts at "NVSMI LOG"; a pasted section (an indented
-  // "Remapped Rows" block) starts at its own header.
+  // "Remapped Rows", "ECC Errors", "Clocks Event Reasons" or "GPU Link Info"
+  // block) starts at its own header.
   bool seen = false;
   for (const auto& l : lines) {
     const std::string_view t = l.text;
@@ -121,7 +122,9 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       continue;
     }
     if (!seen && t.size() > 2 && t[0] == ' ' &&
-        (contains(t, "Remapped Rows") || contains(t, "Retired Pages") || contains(t, "ECC Errors")) &&
+        (contains(t, "Remapped Rows") || contains(t, "Retired Pages") || contains(t, "ECC Errors") ||
+         contains(t, "Clocks Event Reasons") || contains(t, "Clocks Throttle Reasons") ||
+         contains(t, "GPU Link Info")) &&
         !contains(t, " : "))
       seen = true;
     if (!seen) continue;

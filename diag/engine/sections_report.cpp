@@ -109,9 +109,11 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (has("#wrong")) nccl_tests_table(split_lines(doc), r);
   if (has("NvLink Link Status")) dcgmi_nvlink(split_lines(doc), r);
   const bool smi = has("NVIDIA-SMI "), smil = has("(UUID: GPU-");
-  // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors)
+  // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors,
+  // Clocks Event/Throttle Reasons, GPU Link Info)
   const bool smiq = has("NVSMI LOG") || has("Remapped Rows") || has("Pending Page Blacklist") ||
-                    has("Retired Pages") || has("Remapping Failure Occurred");
+                    has("Retired Pages") || has("Remapping Failure Occurred") || has("ECC Errors") ||
+                    has("Clocks Event Reasons") || has("Clocks Throttle Reasons") || has("GPU Link Info");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");

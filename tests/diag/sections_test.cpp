@@ -70,6 +70,29 @@ GPU 00000000:10:1C.0
   EXPECT_TRUE(r.findings.has("gpu.compute_slow", "throttled"));
 }
 
+// The sections people paste from nvidia-smi -q without the NVSMI LOG header.
+TEST(Sections, NvidiaSmiQueryPastedSections) {
+  EXPECT_TRUE(parse("    ECC Errors\n        Volatile\n            SRAM Uncorrectable            : 0\n"
+                    "            DRAM Uncorrectable            : 4\n")
+                  .findings.has("gpu.ecc", "uncorrectable"));
+  EXPECT_TRUE(parse("    Clocks Event Reasons\n        Idle                              : Not Active\n"
+                    "        SW Thermal Slowdown               : Active\n")
+                  .findings.has("gpu.compute_slow", "throttled"));
+  EXPECT_TRUE(parse("        GPU Link Info\n            PCIe Generation\n                Max                       : 4\n"
+                    "                Current                   : 4\n            Link Width\n"
+                    "                Max                       : 16x\n                Current                   : 8x\n")
+                  .findings.has("gpu.pcie_degraded", "width_downgraded"));
+  // Healthy sections stay quiet.
+  EXPECT_TRUE(parse("    ECC Errors\n        Volatile\n            DRAM Correctable              : 12\n"
+                    "            DRAM Uncorrectable            : 0\n    Clocks Throttle Reasons\n"
+                    "        Idle                              : Active\n        SW Power Cap                      : Active\n"
+                    "        HW Slowdown                       : Not Active\n        GPU Link Info\n"
+                    "            PCIe Generation\n                Max                       : 4\n"
+                    "                Current                   : 4\n            Link Width\n"
+                    "                Max                       : 16x\n                Current                   : 16x\n")
+                  .findings.empty());
+}
+
 TEST(Sections, LspciOnlyNvidiaDevicesCount) {
   const SourceResult r = parse(R"(00:05.0 Ethernet controller: Amazon.com, Inc. Elastic Network Adapter (ENA)
 	LnkSta:	Speed 8GT/s (ok), Width x1 (downgraded)
