@@ -105,15 +105,15 @@ TEST(CorpusCoverage, UnseenBatchIsLargeAndUsesNewSources) {
 }
 
 // The held-out sets of issue 13 (batches "heldout-A", collected before the
-// rules were changed, "heldout-B" and "heldout-C", each collected after the
-// previous round's rule changes and measured once before any tuning; see
+// rules were changed, "heldout-B", "heldout-C" and "heldout-D", each collected
+// after the previous round's rule changes and measured once before any tuning; see
 // diag/bench/heldout_results.md): large, with healthy look-alikes, and every
 // thread used by one sample of the whole corpus only, so the numbers measured
 // on them were measured on logs nothing else in the corpus came from.
 TEST(CorpusCoverage, HeldOutSetsUseThreadsNoOtherSampleUses) {
   std::map<std::string, int> uses;  // source -> samples citing it
   for (const auto& s : samples()) ++uses[s.spec.at("source").get<std::string>()];
-  for (const std::string batch : {"heldout-A", "heldout-B", "heldout-C"}) {
+  for (const std::string batch : {"heldout-A", "heldout-B", "heldout-C", "heldout-D"}) {
     int n = 0, healthy = 0;
     for (const auto& s : samples()) {
       if (s.spec.value("batch", std::string()) != batch) continue;
