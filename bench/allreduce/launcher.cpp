@@ -242,9 +242,10 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
       Report rep = load_report(child_json);
       if (!rep.probes.empty() && !rep.probes.front().host_activity) rep.probes.front().host_activity = host_activity;
       // The launches whose samples the report holds (fewer than asked when
-      // the deadline came first).
-      if (launches > 1 && !rep.probes.empty() && rep.probes.front().config.is_object())
-        rep.probes.front().config["launches"] = std::max(pooled, 1);
+      // the deadline came first) are an observation, not a setting:
+      // config.launches stays what was asked, so that compare does not call
+      // two runs of one command different settings when a slow run pooled fewer.
+      if (launches > 1 && !rep.probes.empty()) rep.probes.front().data["launches"] = std::max(pooled, 1);
       // Not hidden: a hung rank looks the same as a slow launch from here.
       if (fell_back && !rep.probes.empty()) rep.probes.front().data["launch_cut"] = cut;
       // The probe ran from the first launch's start, not only the last's.

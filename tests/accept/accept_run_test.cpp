@@ -248,12 +248,16 @@ TEST_F(FakeProbes, CtrlCLeavesAValidReportOfWhatFinished) {
     ::setenv("NODEPROBE_NO_IMDS", "1", 1);
     ::setenv("NODEPROBE_PROBE_DIR", dir.path().c_str(), 1);
     ::setenv("NP_FAKE_HANG", "1", 1);
+    ::setenv("NP_FAKE_HANG_MARK", tmp.file("gemm-hangs").c_str(), 1);
     const std::string exe = bin("nodeprobe"), json = tmp.file("r.json");
     ::execl(exe.c_str(), exe.c_str(), "accept", "--no-imds", "-q", "--json", json.c_str(), "--data-dir",
             data.path().c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  ::usleep(1500 * 1000);  // limits is done, the fake gemm hangs
+  // limits is done, the fake gemm hangs (not a fixed sleep: under ASan
+  // accept took longer than 1.5 s to get there)
+  EXPECT_TRUE(testing::wait_for([&] { return std::filesystem::exists(tmp.file("gemm-hangs")); },
+                                20 * testing::time_factor()));
   ::kill(pid, SIGINT);
   int status = 0;
   ::waitpid(pid, &status, 0);

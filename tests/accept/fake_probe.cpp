@@ -6,6 +6,7 @@
 // fixed placeholders, never measurements.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +39,9 @@ int main(int argc, char** argv) {
   const std::string json = arg_after(a, "--json");
   if (json.empty() || arg_after(a, "--timeout").empty()) return fail("no --json/--timeout from the runner");
   if (self == "nodeprobe-gemm" && std::getenv("NP_FAKE_HANG")) {
+    // Tells a waiting test that the hang has begun.
+    if (const char* mark = std::getenv("NP_FAKE_HANG_MARK"))
+      if (std::FILE* f = std::fopen(mark, "w")) std::fclose(f);
     for (;;) ::pause();
   }
   const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");

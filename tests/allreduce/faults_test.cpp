@@ -93,7 +93,7 @@ TEST(AllreduceFaults, AFailingLaunchEndsTheLaunchesAndIsTheReport) {
   EXPECT_EQ(r.status(), "fail");
   EXPECT_EQ(r.proc.exit_code, 1);
   EXPECT_EQ(r.check("data.fabric.tcp")["status"], "fail");
-  EXPECT_EQ(r.probe["config"]["launches"], 1) << "the first launch failed: no other ran";
+  EXPECT_EQ(r.probe["data"]["launches"], 1) << "the first launch failed: no other ran";
 }
 
 TEST(AllreduceFaults, ALaterLaunchCutByTheDeadlineLeavesTheLaunchesBeforeIt) {
@@ -108,7 +108,7 @@ TEST(AllreduceFaults, ALaterLaunchCutByTheDeadlineLeavesTheLaunchesBeforeIt) {
   // warn is the first launch's own verdict on a busy host (ranks.stragglers).
   EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason() << r.proc.err;
   EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
-  EXPECT_EQ(r.probe["config"]["launches"], 1);
+  EXPECT_EQ(r.probe["data"]["launches"], 1);
   EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 2);
   EXPECT_NE(r.probe["data"].value("launch_cut", "").find("launch 2 did not finish before the deadline"),
             std::string::npos)

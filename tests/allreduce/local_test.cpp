@@ -112,6 +112,7 @@ TEST(AllreduceLocal, LaunchesPoolEveryLaunchsSamplesInOneTable) {
   ASSERT_TRUE(r.have_report) << r.proc.err;
   EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << r.proc.err;
   EXPECT_EQ(r.probe["config"]["launches"], 3);
+  EXPECT_EQ(r.probe["data"]["launches"], 3);
   // 3 launches x 3 iterations, busbw and time from the same pooled samples.
   EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 9);
   EXPECT_EQ(r.stats_n("busbw", {{"size", "65536"}}), 9);
@@ -137,7 +138,8 @@ TEST(AllreduceLocal, LaunchesStopWhereTheDeadlineLeavesTooLittleTime) {
                          dir);
   ASSERT_TRUE(r.have_report) << r.proc.err;
   EXPECT_EQ(r.proc.exit_code, 0) << r.reason() << r.proc.err;
-  const int launches = r.probe["config"]["launches"].get<int>();
+  EXPECT_EQ(r.probe["config"]["launches"], 30);  // the setting; data.launches: the pooled count
+  const int launches = r.probe["data"]["launches"].get<int>();
   EXPECT_GE(launches, 1);
   EXPECT_LT(launches, 30);
   EXPECT_EQ(r.stats_n("time", {{"size", "65536"}}), 2 * launches);
