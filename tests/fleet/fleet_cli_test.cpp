@@ -191,7 +191,9 @@ TEST(Health, AHungCheckNeverHoldsItPastTheBudget) {
   ASSERT_EQ(::symlink(NODEPROBE_STOP_PARENT, probes.file("nodeprobe-limits").c_str()), 0);
   const HealthRun h =
       health(tmp, {"--budget", "7"}, {"NODEPROBE_PROBE_DIR=" + probes.path(), "TMPDIR=" + scratch.path()});
-  EXPECT_LT(h.wall_s, 7 + 1.5) << "the budget is hard";
+  // The slack covers starting and ending processes (stretched where instrumented
+  // code runs slower: under ASan and a loaded machine it took 10.2 s).
+  EXPECT_LT(h.wall_s, 7 + 1.5 * nt::time_factor()) << "the budget is hard";
   EXPECT_EQ(h.r.exit_code, 1) << h.r.err << h.r.out;
   EXPECT_EQ(h.reason, "nodeprobe: probe.timeout: health check did not finish in 7 s (hung in limits)\n");
   const Report r = load_report(tmp.file("r.json"));
