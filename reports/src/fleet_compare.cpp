@@ -162,8 +162,7 @@ void render_fleet_compare_markdown(const FleetComparison& c, std::ostream& o) {
     << "Verdict " << to_string(c.verdict_before) << " -> " << to_string(c.verdict_after) << "; "
     << c.count(Verdict::kWorse) << " worse, " << c.count(Verdict::kBetter) << " better.\n\n";
   for (const auto& s : c.settings) o << "Setting changed (the likely cause of what moved): `" << s << "`\n\n";
-  o
-    << "| verdict | what | before | after | delta |\n|---|---|---|---|---|\n";
+  o << "| verdict | what | before | after | delta |\n|---|---|---|---|---|\n";
   for (const auto& d : c.metrics)
     o << "| " << to_string(d.judgement.verdict) << " | " << d.probe << " " << d.name << labels_text(d.labels) << " | "
       << format_side(d.before, d.descriptor) << " | " << format_side(d.after, d.descriptor) << " | " << format_delta(d.judgement.delta_pct)
