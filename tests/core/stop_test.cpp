@@ -104,17 +104,20 @@ TEST_F(Stop, OwnDeadlineExits124AndRemovesRegisteredTemporaries) {
   std::string owned;
   EXPECT_EXIT(
       {
-        install_stop_handlers({"np-test", 0.2, 0.2});
+        // The slow part (files, fsync) before the clock starts: on a loaded
+        // machine it once outlasted deadline and grace, and the deadline
+        // fired before the writer was set (a CI failure, not a product one).
         owned = make_owned_temp_dir(path(), "np-owned");
         write_file(owned + "/data", "x");
         register_stop_cleanup(owned, CleanupKind::kOwnedDir);
         write_file(stray, "x");
         register_stop_cleanup(stray, CleanupKind::kFile);
+        install_stop_handlers({"np-test", 0.5, 0.5});
         set_emergency_writer([&] { write_file(out, stop_reason()); });
         sleep_forever();
       },
-      ::testing::ExitedWithCode(124), "deadline of --timeout 0.2 s passed");
-  EXPECT_EQ(testing::read_file(out), "deadline of --timeout 0.2 s passed");
+      ::testing::ExitedWithCode(124), "deadline of --timeout 0.5 s passed");
+  EXPECT_EQ(testing::read_file(out), "deadline of --timeout 0.5 s passed");
   EXPECT_FALSE(fs::exists(stray));
   for (const auto& e : fs::directory_iterator(path()))
     EXPECT_EQ(e.path().filename().string().rfind("np-owned", 0), std::string::npos) << e.path();
