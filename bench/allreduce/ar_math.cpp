@@ -59,6 +59,59 @@ std::optional<RedOp> redop_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+std::string_view to_string(Coll c) {
+  switch (c) {
+    case Coll::kAllReduce: return "allreduce";
+    case Coll::kAllGather: return "allgather";
+    case Coll::kReduceScatter: return "reducescatter";
+    case Coll::kBroadcast: return "broadcast";
+    case Coll::kReduce: return "reduce";
+    case Coll::kAllToAll: return "alltoall";
+    case Coll::kSendRecv: return "sendrecv";
+  }
+  return "unknown";
+}
+
+std::optional<Coll> coll_from_string(std::string_view s) {
+  std::string k;
+  for (char ch : s)
+    if (ch != '_' && ch != '-') k += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (k.size() > 4 && k.compare(k.size() - 4, 4, "perf") == 0) k.resize(k.size() - 4);  // all_reduce_perf
+  for (Coll c : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce,
+                 Coll::kAllToAll, Coll::kSendRecv})
+    if (k == to_string(c)) return c;
+  if (k == "bcast") return Coll::kBroadcast;
+  return std::nullopt;
+}
+
+bool coll_reduces(Coll c) { return c == Coll::kAllReduce || c == Coll::kReduceScatter || c == Coll::kReduce; }
+
+bool coll_has_in_place(Coll c) { return c != Coll::kAllToAll && c != Coll::kSendRecv; }
+
+CollCounts coll_counts(Coll c, std::size_t bytes, std::size_t elem_size, int nranks) {
+  const std::size_t n = static_cast<std::size_t>(std::max(1, nranks));
+  const std::size_t count = bytes / elem_size;
+  // Per-rank blocks: a whole number of 16-byte units (nccl-tests: & ~(16/eltSize - 1)).
+  const std::size_t align = std::max<std::size_t>(1, 16 / elem_size);
+  const std::size_t block = (count / n) / align * align;
+  const bool blocks = c == Coll::kAllGather || c == Coll::kReduceScatter || c == Coll::kAllToAll;
+  return coll_counts_of(c, blocks ? block : count, elem_size, nranks);
+}
+
+CollCounts coll_counts_of(Coll c, std::size_t param, std::size_t elem_size, int nranks) {
+  const std::size_t n = static_cast<std::size_t>(std::max(1, nranks));
+  CollCounts k;
+  k.param = k.send = k.recv = param;
+  switch (c) {
+    case Coll::kAllGather: k.recv = param * n; break;
+    case Coll::kReduceScatter: k.send = param * n; break;
+    case Coll::kAllToAll: k.send = k.recv = param * n; break;
+    default: break;
+  }
+  k.bytes = std::max(k.send, k.recv) * elem_size;
+  return k;
+}
+
 std::string Target::label() const { return provider.empty() ? backend : backend + ":" + provider; }
 
 Target parse_target(const std::string& text, const std::string& default_provider) {
@@ -99,6 +152,19 @@ double allreduce_bus_factor(int nranks) {
 }
 
 double allreduce_busbw(double algbw, int nranks) { return algbw * allreduce_bus_factor(nranks); }
+
+double coll_bus_factor(Coll c, int nranks) {
+  switch (c) {
+    case Coll::kAllReduce: return allreduce_bus_factor(nranks);
+    case Coll::kAllGather:
+    case Coll::kReduceScatter:
+    case Coll::kAllToAll: return nranks <= 1 ? 0 : static_cast<double>(nranks - 1) / nranks;
+    case Coll::kBroadcast:
+    case Coll::kReduce:
+    case Coll::kSendRecv: return 1;
+  }
+  return 0;
+}
 
 std::vector<std::size_t> size_sweep(std::size_t min_bytes, std::size_t max_bytes, double factor,
                                     std::size_t step, std::size_t elem_size) {

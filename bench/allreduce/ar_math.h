@@ -18,6 +18,10 @@ double algbw_gbps(std::size_t bytes, double seconds);
 double allreduce_busbw(double algbw, int nranks);
 /// The factor 2(n-1)/n.
 double allreduce_bus_factor(int nranks);
+/// nccl-tests' bus factor of each collective: 2(n-1)/n for allreduce;
+/// (n-1)/n for allgather, reducescatter and alltoall; 1 for broadcast,
+/// reduce and sendrecv (0 for one rank, except those three).
+double coll_bus_factor(Coll c, int nranks);
 
 /// The sizes of a sweep as nccl-tests walks them: from min to max, multiplying by
 /// `factor` (> 1) or, when factor is 0, adding `step`. Each size is rounded down to a

@@ -13,6 +13,8 @@
 namespace nodeprobe::allreduce {
 
 enum class DType { kFloat32, kInt32, kBFloat16, kFloat16 };
+/// The collectives of nccl-tests (--collective).
+enum class Coll { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
 enum class RedOp { kSum, kProd, kMin, kMax, kAvg };
 
 /// Bytes per element.
@@ -23,6 +25,28 @@ std::string_view to_string(DType t);
 std::optional<DType> dtype_from_string(std::string_view s);
 std::string_view to_string(RedOp op);
 std::optional<RedOp> redop_from_string(std::string_view s);
+/// "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "sendrecv".
+std::string_view to_string(Coll c);
+/// Accepts the names above and nccl-tests' binary names (all_reduce, all_gather,
+/// reduce_scatter, alltoall, sendrecv, with or without _perf).
+std::optional<Coll> coll_from_string(std::string_view s);
+/// Whether the collective reduces (allreduce, reducescatter, reduce): uses the op.
+bool coll_reduces(Coll c);
+/// Whether nccl-tests checks its in-place result (not alltoall, sendrecv: their
+/// in-place columns are not measured here).
+bool coll_has_in_place(Coll c);
+
+/// The element counts of one size of a sweep, as nccl-tests derives them
+/// (GetCollByteCount): `param` is the count the call takes (per rank block
+/// for allgather, reducescatter and alltoall), `send` / `recv` the elements of
+/// each buffer. Blocks are rounded down to 16 bytes as nccl-tests does.
+struct CollCounts {
+  std::size_t send = 0, recv = 0, param = 0;
+  std::size_t bytes = 0;  ///< the size column: the larger buffer, in bytes
+};
+CollCounts coll_counts(Coll c, std::size_t bytes, std::size_t elem_size, int nranks);
+/// The same from the call's count (what backends are given).
+CollCounts coll_counts_of(Coll c, std::size_t param, std::size_t elem_size, int nranks);
 
 /// One thing to measure: a backend and, for fabric, a libfabric provider or,
 /// for nccl, the requested network ("socket", "ofi"; "" = NCCL's own choice).

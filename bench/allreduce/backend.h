@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ar_types.h"
+#include "data.h"
 #include "options.h"
 
 namespace nodeprobe::allreduce {
@@ -33,9 +34,12 @@ class Backend {
   /// Allocates buffers for `max_count` elements and connects the ranks. Collective.
   /// Throws BackendUnavailable (same outcome on every rank) or ApiError.
   virtual void setup(std::size_t max_count) = 0;
+  /// `count` below is the collective call's count (nccl-tests' count column:
+  /// the per-rank block of allgather, reducescatter and alltoall; the whole
+  /// vector otherwise); coll_data() gives the buffers' element counts.
   /// Writes this rank's inputs for check repetition `rep` (into the result buffer when in place).
   virtual void fill(std::size_t count, bool in_place, int rep) = 0;
-  /// Starts one allreduce of `count` elements; host backends complete it before returning.
+  /// Starts one collective (Plan::coll) of `count`; host backends complete it before returning.
   virtual void launch(std::size_t count, bool in_place) = 0;
   /// Waits for every launched allreduce (GPU backends); no-op for host ones.
   virtual void wait() {}
@@ -86,5 +90,9 @@ std::unique_ptr<Backend> make_fabric_backend(const BackendContext& ctx, const st
 std::unique_ptr<Backend> make_nccl_backend(const BackendContext& ctx, const std::string& net);
 
 std::unique_ptr<Backend> make_backend(const BackendContext& ctx, const Target& t);
+
+/// What this rank of `ctx` reads and writes in one collective of `count`
+/// (the call's count: Backend's `count` everywhere).
+CollData coll_data(const BackendContext& ctx, std::size_t count);
 
 }  // namespace nodeprobe::allreduce

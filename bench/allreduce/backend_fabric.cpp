@@ -78,25 +78,56 @@ class FabricBackend final : public Backend {
       fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
       run(a, warm);
     }
+    if (ctx_.plan->coll != Coll::kAllReduce && max_count / static_cast<std::size_t>(nranks_) > 0)
+      launch(std::min<std::size_t>(max_count / static_cast<std::size_t>(nranks_), 256), false);
   }
 
-  std::string algorithm(std::size_t count) const override { return to_string(pick(count)); }
+  std::string algorithm(std::size_t count) const override {
+    return ctx_.plan->coll == Coll::kAllReduce ? to_string(pick(count)) : collective_algorithm(ctx_.plan->coll);
+  }
 
+  // The collectives run in recv_ laid out as their result (coll_plan.h); the
+  // input goes there too, except alltoall's and sendrecv's, sent from send_.
+  // Out of place, launch() first copies the input from send_ (allreduce,
+  // reducescatter, reduce, broadcast: all of it; allgather: the own block).
+  // In place, allgather's input is the rank's block of recv_ and
+  // reducescatter's result stays in the rank's block (as NCCL's).
   void fill(std::size_t count, bool in_place, int rep) override {
-    auto& dst = in_place ? recv_ : send_;
-    fill_input(dst.data(), count, ctx_.plan->dtype, ctx_.plan->op, rank_, rep);
-    if (!in_place) fill_poison(recv_.data(), count, ctx_.plan->dtype);
+    const CollData d = coll_data(ctx_, count);
+    const Coll c = d.coll;
+    const bool from_input = c == Coll::kAllToAll || c == Coll::kSendRecv;
+    unsigned char* dst = in_place && !from_input ? recv_.data() : send_.data();
+    if (in_place && c == Coll::kAllGather) dst += static_cast<std::size_t>(rank_) * count * esize();
+    if (!in_place || c == Coll::kAllGather) fill_poison(recv_.data(), d.counts.recv, d.type);
+    fill_coll_input(dst, d, rep);
   }
 
   void launch(std::size_t count, bool in_place) override {
-    const std::size_t esize = dtype_size(ctx_.plan->dtype);
-    if (!in_place) std::memcpy(recv_.data(), send_.data(), count * esize);
-    run(pick(count), count);
-    if (ctx_.plan->op == RedOp::kAvg) finish_avg(recv_.data(), count, ctx_.plan->dtype, nranks_);
+    const Coll c = ctx_.plan->coll;
+    const CollCounts k = coll_counts_of(c, count, esize(), nranks_);
+    const std::size_t own = static_cast<std::size_t>(rank_) * count * esize();
+    if (c == Coll::kAllReduce) {
+      if (!in_place) std::memcpy(recv_.data(), send_.data(), count * esize());
+      run(pick(count), count);
+      if (ctx_.plan->op == RedOp::kAvg) finish_avg(recv_.data(), count, ctx_.plan->dtype, nranks_);
+      return;
+    }
+    if (c == Coll::kAllGather && !in_place) std::memcpy(recv_.data() + own, send_.data(), count * esize());
+    if (c == Coll::kAllToAll) std::memcpy(recv_.data() + own, send_.data() + own, count * esize());
+    if ((c == Coll::kReduceScatter || c == Coll::kReduce || c == Coll::kBroadcast) && !in_place)
+      std::memcpy(recv_.data(), send_.data(), k.send * esize());
+    if (c == Coll::kSendRecv && nranks_ == 1) std::memcpy(recv_.data(), send_.data(), count * esize());
+    steps_->run(plan_collective(c, nranks_, rank_, ctx_.plan->root, count), recv_.data(), recv_desc_, {},
+                send_.data(), send_desc_);
+    if (ctx_.plan->op != RedOp::kAvg) return;
+    if (c == Coll::kReduceScatter) finish_avg(recv_.data() + own, count, ctx_.plan->dtype, nranks_);
+    if (c == Coll::kReduce && rank_ == ctx_.plan->root) finish_avg(recv_.data(), count, ctx_.plan->dtype, nranks_);
   }
 
   long check(std::size_t count, int rep) override {
-    return count_wrong(recv_.data(), count, ctx_.plan->dtype, ctx_.plan->op, nranks_, rep);
+    const CollData d = coll_data(ctx_, count);
+    const std::size_t at = d.coll == Coll::kReduceScatter ? static_cast<std::size_t>(rank_) * count * esize() : 0;
+    return count_coll_wrong(recv_.data() + at, d, rep);
   }
 
   void corrupt_one() override { recv_[0] = static_cast<unsigned char>(recv_[0] ^ 0x5a); }
@@ -144,6 +175,8 @@ class FabricBackend final : public Backend {
       pacer.note(n > 0 || progressed);
     }
   }
+
+  std::size_t esize() const { return dtype_size(ctx_.plan->dtype); }
 
   Algo pick(std::size_t count) const {
     return choose_algo(ctx_.plan->algo, count * dtype_size(ctx_.plan->dtype), ctx_.plan->rd_max_bytes,

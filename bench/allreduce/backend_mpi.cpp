@@ -27,6 +27,7 @@ class MpiBackend final : public Backend {
  public:
   explicit MpiBackend(const BackendContext& ctx) : ctx_(ctx) {
     MPI_Comm_rank(ctx_.comm, &rank_);
+    MPI_Comm_size(ctx_.comm, &nranks_);
   }
 
   void setup(std::size_t max_count) override {
@@ -39,23 +40,47 @@ class MpiBackend final : public Backend {
     NP_CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, ctx_.comm));
   }
 
+  // Out of place the input is in send_, the result in recv_. In place (MPI_IN_PLACE):
+  // allgather's input is the rank's block of recv_; reducescatter's result the
+  // first block of recv_ (the MPI standard's place; NCCL's is the rank's block);
+  // broadcast has no out-of-place form in MPI, so both run MPI_Bcast on recv_.
   void fill(std::size_t count, bool in_place, int rep) override {
-    auto& dst = in_place ? recv_ : send_;
-    fill_input(dst.data(), count, ctx_.plan->dtype, ctx_.plan->op, rank_, rep);
-    if (!in_place) fill_poison(recv_.data(), count, ctx_.plan->dtype);
+    const CollData d = data(count);
+    const std::size_t esize = dtype_size(d.type);
+    unsigned char* dst = in_place || d.coll == Coll::kBroadcast ? recv_.data() : send_.data();
+    if (in_place && d.coll == Coll::kAllGather) dst += static_cast<std::size_t>(rank_) * count * esize;
+    if (!in_place || d.coll == Coll::kAllGather) fill_poison(recv_.data(), d.counts.recv, d.type);
+    fill_coll_input(dst, d, rep);
   }
 
   void launch(std::size_t count, bool in_place) override {
     const int n = static_cast<int>(count);
-    NP_CHECK_MPI(MPI_Allreduce(in_place ? MPI_IN_PLACE : send_.data(), recv_.data(), n,
-                               mpi_type(ctx_.plan->dtype), mpi_op(ctx_.plan->op), ctx_.comm));
+    const MPI_Datatype type = mpi_type(ctx_.plan->dtype);
+    const MPI_Op op = mpi_op(ctx_.plan->op);
+    void* send = in_place ? MPI_IN_PLACE : send_.data();
+    void* recv = recv_.data();
+    const int root = ctx_.plan->root;
+    switch (ctx_.plan->coll) {
+      case Coll::kAllReduce: NP_CHECK_MPI(MPI_Allreduce(send, recv, n, type, op, ctx_.comm)); break;
+      case Coll::kAllGather: NP_CHECK_MPI(MPI_Allgather(send, n, type, recv, n, type, ctx_.comm)); break;
+      case Coll::kReduceScatter: NP_CHECK_MPI(MPI_Reduce_scatter_block(send, recv, n, type, op, ctx_.comm)); break;
+      case Coll::kBroadcast: NP_CHECK_MPI(MPI_Bcast(recv, n, type, root, ctx_.comm)); break;
+      case Coll::kReduce:
+        // In place, only the root passes MPI_IN_PLACE; the others send from their result buffer.
+        if (in_place && rank_ != root) send = recv;
+        NP_CHECK_MPI(MPI_Reduce(send, recv, n, type, op, root, ctx_.comm));
+        break;
+      case Coll::kAllToAll: NP_CHECK_MPI(MPI_Alltoall(send_.data(), n, type, recv, n, type, ctx_.comm)); break;
+      case Coll::kSendRecv: {
+        constexpr int kTag = 78;
+        NP_CHECK_MPI(MPI_Sendrecv(send_.data(), n, type, (rank_ + 1) % nranks_, kTag, recv, n, type,
+                                  (rank_ + nranks_ - 1) % nranks_, kTag, ctx_.comm, MPI_STATUS_IGNORE));
+        break;
+      }
+    }
   }
 
-  long check(std::size_t count, int rep) override {
-    int n = 0;
-    MPI_Comm_size(ctx_.comm, &n);
-    return count_wrong(recv_.data(), count, ctx_.plan->dtype, ctx_.plan->op, n, rep);
-  }
+  long check(std::size_t count, int rep) override { return count_coll_wrong(recv_.data(), data(count), rep); }
 
   void corrupt_one() override {
     if (!recv_.empty()) recv_[0] = static_cast<unsigned char>(recv_[0] ^ 0x5a);
@@ -99,8 +124,10 @@ class MpiBackend final : public Backend {
     NP_CHECK_MPI(MPI_Waitall(window, reqs_.data(), MPI_STATUSES_IGNORE));
   }
 
+  CollData data(std::size_t count) const { return coll_data(ctx_, count); }
+
   BackendContext ctx_;
-  int rank_ = 0;
+  int rank_ = 0, nranks_ = 1;
   std::vector<MPI_Request> reqs_;
   std::vector<unsigned char> send_, recv_;
   MpiTransport transport_;
@@ -110,6 +137,18 @@ class MpiBackend final : public Backend {
 
 std::unique_ptr<Backend> make_mpi_backend(const BackendContext& ctx) {
   return std::make_unique<MpiBackend>(ctx);
+}
+
+CollData coll_data(const BackendContext& ctx, std::size_t count) {
+  CollData d;
+  d.coll = ctx.plan->coll;
+  d.type = ctx.plan->dtype;
+  d.op = ctx.plan->op;
+  MPI_Comm_rank(ctx.comm, &d.rank);
+  MPI_Comm_size(ctx.comm, &d.nranks);
+  d.counts = coll_counts_of(d.coll, count, dtype_size(d.type), d.nranks);
+  d.root = ctx.plan->root;
+  return d;
 }
 
 std::unique_ptr<Backend> make_backend(const BackendContext& ctx, const Target& t) {

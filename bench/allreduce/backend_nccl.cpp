@@ -89,28 +89,38 @@ class NcclBackend final : public Backend {
     gpu_.init(id, net_);
     version_ = gpu_.version();
     // One call sets up the connections before anything is timed.
-    launch(std::min<std::size_t>(max_count, 1024), true);
-    wait();
+    const std::size_t warm = std::min<std::size_t>(max_count / static_cast<std::size_t>(nranks_), 1024);
+    if (warm > 0) {
+      launch(warm, coll_has_in_place(ctx_.plan->coll));
+      wait();
+    }
     read_log();
   }
 
   void bind_thread() override { gpu_.bind_thread(); }
 
+  // In place as nccl-tests: allgather's input in the rank's block of the
+  // result buffer, reducescatter's result in the rank's block of the input.
   void fill(std::size_t count, bool in_place, int rep) override {
-    fill_input(host_.data(), count, ctx_.plan->dtype, ctx_.plan->op, rank_, rep);
-    gpu_.fill(host_.data(), count * dtype_size(ctx_.plan->dtype), in_place);
+    const CollData d = coll_data(ctx_, count);
+    fill_coll_input(host_.data(), d, rep);
+    gpu_.fill_coll(host_.data(), d, in_place);
   }
 
   void launch(std::size_t count, bool in_place) override {
-    gpu_.launch(count, nccl_type(ctx_.plan->dtype), nccl_op(ctx_.plan->op), in_place);
+    last_in_place_ = in_place;
+    gpu_.launch(count, nccl_type(ctx_.plan->dtype), nccl_op(ctx_.plan->op), in_place, ctx_.plan->coll,
+                ctx_.plan->root);
   }
 
   void wait() override { gpu_.wait(ctx_.opt->stall_timeout_s); }
   bool blocking() const override { return false; }
 
   long check(std::size_t count, int rep) override {
-    gpu_.read(host_.data(), count * dtype_size(ctx_.plan->dtype));
-    return count_wrong(host_.data(), count, ctx_.plan->dtype, ctx_.plan->op, nranks_, rep);
+    const CollData d = coll_data(ctx_, count);
+    if (!coll_has_result(d)) return 0;
+    gpu_.read_coll(host_.data(), d, last_in_place_);
+    return count_coll_wrong(host_.data(), d, rep);
   }
 
   void corrupt_one() override { gpu_.corrupt_one(); }
@@ -156,6 +166,7 @@ class NcclBackend final : public Backend {
     info_ = parse_nccl_log(ss.str());
   }
 
+  bool last_in_place_ = false;
   BackendContext ctx_;
   std::string net_;
   const NcclApi& api_;

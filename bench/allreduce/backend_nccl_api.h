@@ -15,7 +15,8 @@ namespace nodeprobe::allreduce {
 #define NP_NCCL_FUNCS(X)                                                                \
   X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRankConfig) X(ncclCommDestroy)     \
   X(ncclCommAbort) X(ncclCommGetAsyncError) X(ncclGetErrorString) X(ncclGetLastError)    \
-  X(ncclAllReduce)
+  X(ncclAllReduce) X(ncclAllGather) X(ncclReduceScatter) X(ncclBroadcast) X(ncclReduce)      \
+  X(ncclSend) X(ncclRecv) X(ncclGroupStart) X(ncclGroupEnd)
 
 struct NcclLibrary {
   NP_NCCL_FUNCS(NP_DECLARE_API_MEMBER)

@@ -129,18 +129,100 @@ std::string NcclRank::version() const {
 
 void NcclRank::bind_thread() { NP_RANK_CUDA(cudaSetDevice(dev_)); }
 
-void NcclRank::fill(const void* host, std::size_t bytes, bool in_place) {
-  // Pageable source: cudaMemcpyAsync stages it before returning, so `host`
-  // may be reused at once; the copy itself is ordered before the allreduce.
-  NP_RANK_CUDA(cudaMemcpyAsync(in_place ? recv_ : send_, host, bytes, cudaMemcpyHostToDevice, stream_));
-  if (!in_place) NP_RANK_CUDA(cudaMemsetAsync(recv_, 0xff, bytes, stream_));
+namespace {
+
+std::string coll_call(Coll c) {
+  switch (c) {
+    case Coll::kAllGather: return "ncclAllGather";
+    case Coll::kReduceScatter: return "ncclReduceScatter";
+    case Coll::kBroadcast: return "ncclBroadcast";
+    case Coll::kReduce: return "ncclReduce";
+    case Coll::kAllToAll:
+    case Coll::kSendRecv: return "ncclSend/ncclRecv";
+    default: return "ncclAllReduce";
+  }
 }
 
-void NcclRank::launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bool in_place) {
-  const ncclResult_t r = api_.nccl->ncclAllReduce(in_place ? recv_ : send_, recv_, count, type, op, comm_, stream_);
+std::size_t nccl_type_size(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8: case ncclUint8: return 1;
+    case ncclFloat16: case ncclBfloat16: return 2;
+    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    default: return 4;
+  }
+}
+
+}  // namespace
+
+void NcclRank::fill(const void* host, std::size_t bytes, bool in_place, std::size_t offset, std::size_t poison) {
+  if (poison == 0 && !in_place) poison = bytes;
+  if (poison) NP_RANK_CUDA(cudaMemsetAsync(recv_, 0xff, poison, stream_));
+  // Pageable source: cudaMemcpyAsync stages it before returning, so `host`
+  // may be reused at once; the copy itself is ordered before the collective.
+  NP_RANK_CUDA(cudaMemcpyAsync(static_cast<unsigned char*>(in_place ? recv_ : send_) + offset, host, bytes,
+                               cudaMemcpyHostToDevice, stream_));
+}
+
+void NcclRank::fill_coll(const void* host, const CollData& d, bool in_place) {
+  const std::size_t esize = dtype_size(d.type);
+  const bool gather = d.coll == Coll::kAllGather;
+  const std::size_t own = static_cast<std::size_t>(d.rank) * d.counts.param * esize;
+  fill(host, d.counts.send * esize, in_place, in_place && gather ? own : 0,
+       !in_place || gather ? d.counts.recv * esize : 0);
+}
+
+void NcclRank::read_coll(void* host, const CollData& d, bool in_place) {
+  const std::size_t esize = dtype_size(d.type);
+  const std::size_t own = static_cast<std::size_t>(d.rank) * d.counts.param * esize;
+  read(host, d.counts.recv * esize, in_place && d.coll == Coll::kReduceScatter ? own : 0);
+}
+
+void NcclRank::launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bool in_place, Coll coll, int root) {
+  auto* send = static_cast<unsigned char*>(in_place ? recv_ : send_);
+  auto* recv = static_cast<unsigned char*>(recv_);
+  const std::size_t block = count * nccl_type_size(type);
+  const std::size_t own = static_cast<std::size_t>(rank_) * block;
+  const std::string call = coll_call(coll);
+  last_coll_ = coll;
+  ncclResult_t r = ncclSuccess;
+  const NcclLibrary& nccl = *api_.nccl;
+  switch (coll) {
+    case Coll::kAllReduce: r = nccl.ncclAllReduce(send, recv, count, type, op, comm_, stream_); break;
+    case Coll::kAllGather:
+      r = nccl.ncclAllGather(in_place ? recv + own : send, recv, count, type, comm_, stream_);
+      break;
+    case Coll::kReduceScatter:
+      r = nccl.ncclReduceScatter(send, in_place ? recv + own : recv, count, type, op, comm_, stream_);
+      break;
+    case Coll::kBroadcast:
+      r = nccl.ncclBroadcast(send, recv, count, type, root, comm_, stream_);
+      break;
+    case Coll::kReduce:
+      r = nccl.ncclReduce(send, recv, count, type, op, root, comm_, stream_);
+      break;
+    case Coll::kAllToAll:
+    case Coll::kSendRecv: {
+      // Point-to-point calls between ncclGroupStart and ncclGroupEnd run as one (nccl-tests' alltoall, sendrecv).
+      send = static_cast<unsigned char*>(send_);
+      r = nccl.ncclGroupStart();
+      auto pair = [&](int to, std::size_t send_at, int from, std::size_t recv_at) {
+        if (r == ncclSuccess) r = nccl.ncclSend(send + send_at, count, type, to, comm_, stream_);
+        if (r == ncclSuccess) r = nccl.ncclRecv(recv + recv_at, count, type, from, comm_, stream_);
+      };
+      if (coll == Coll::kAllToAll) {
+        for (int p = 0; p < nranks_; ++p) pair(p, static_cast<std::size_t>(p) * block, p, static_cast<std::size_t>(p) * block);
+      } else {
+        pair((rank_ + 1) % nranks_, 0, (rank_ + nranks_ - 1) % nranks_, 0);
+      }
+      // Ended whatever happened, so the group's state is not left open.
+      const ncclResult_t end = nccl.ncclGroupEnd();
+      if (r == ncclSuccess) r = end;
+      break;
+    }
+  }
   // A nonblocking communicator may still be enqueueing: done before the next call.
-  if (r == ncclInProgress) settle("ncclAllReduce");
-  else if (r != ncclSuccess) fail_nccl(r, "ncclAllReduce");
+  if (r == ncclInProgress) settle(call.c_str());
+  else if (r != ncclSuccess) fail_nccl(r, call.c_str());
 }
 
 void NcclRank::wait(double stall_s) {
@@ -158,15 +240,15 @@ void NcclRank::wait(double stall_s) {
         && async != ncclInProgress
 #endif
     )
-      fail_nccl(async, "ncclAllReduce (asynchronous error)");
-    if (stop_ && stop_()) stopped("the allreduce");
+      fail_nccl(async, (coll_call(last_coll_) + " (asynchronous error)").c_str());
+    if (stop_ && stop_()) stopped(("the " + std::string(to_string(last_coll_))).c_str());
     if (clock.now_s() - t0 > stall_s) {
       failed_ = true;
       abort_comm();
       char buf[64];
       std::snprintf(buf, sizeof buf, "%g", stall_s);
       throw NcclStopped(
-          "NCCL timeout: " + where() + ": the allreduce made no progress for " + buf +
+          "NCCL timeout: " + where() + ": the " + std::string(to_string(last_coll_)) + " made no progress for " + buf +
           " s (--stall-timeout); the communicator was aborted (ncclCommAbort). A stopped or "
           "crashed peer, a network that drops NCCL's traffic, or an interface NCCL cannot reach "
           "(NCCL_SOCKET_IFNAME, FI_PROVIDER) hangs a collective");
@@ -175,8 +257,9 @@ void NcclRank::wait(double stall_s) {
   }
 }
 
-void NcclRank::read(void* host, std::size_t bytes) {
-  NP_RANK_CUDA(cudaMemcpyAsync(host, recv_, bytes, cudaMemcpyDeviceToHost, stream_));
+void NcclRank::read(void* host, std::size_t bytes, std::size_t offset) {
+  NP_RANK_CUDA(cudaMemcpyAsync(host, static_cast<unsigned char*>(recv_) + offset, bytes, cudaMemcpyDeviceToHost,
+                               stream_));
   NP_RANK_CUDA(cudaStreamSynchronize(stream_));
 }
 

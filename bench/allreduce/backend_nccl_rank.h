@@ -21,6 +21,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ar_types.h"
+#include "data.h"
 #include "backend_nccl_api.h"
 
 namespace nodeprobe::allreduce {
@@ -66,14 +68,25 @@ class NcclRank {
   /// Makes the device current on the calling thread.
   void bind_thread();
 
-  /// Queues `bytes` from `host` into the input buffer (the result buffer when
-  /// in place; else the result buffer is poisoned with 0xff).
-  void fill(const void* host, std::size_t bytes, bool in_place);
-  void launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bool in_place);
+  /// Queues `bytes` from `host` into the input buffer at byte `offset` (the
+  /// result buffer when in place). First the result buffer is poisoned with
+  /// 0xff: its first `poison` bytes, or out of place (poison 0) `bytes`.
+  void fill(const void* host, std::size_t bytes, bool in_place, std::size_t offset = 0, std::size_t poison = 0);
+  /// Queues one collective of `count` (the call's count, nccl-tests' count
+  /// column). In place as nccl-tests: allgather's input is the rank's block of
+  /// the result buffer, reducescatter's result the rank's block of the input;
+  /// alltoall and sendrecv (grouped ncclSend/ncclRecv) have no in-place form.
+  void launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bool in_place, Coll coll = Coll::kAllReduce,
+              int root = 0);
+  /// The input of `d` (host: d.counts.send elements) where launch() of that
+  /// collective reads it, the result buffer poisoned where it writes.
+  void fill_coll(const void* host, const CollData& d, bool in_place);
+  /// This rank's result of `d` (d.counts.recv elements) to `host`.
+  void read_coll(void* host, const CollData& d, bool in_place);
   /// Waits for everything launched, giving up after `stall_s` without completion.
   void wait(double stall_s);
-  /// Copies `bytes` of the result buffer to `host`, in stream order.
-  void read(void* host, std::size_t bytes);
+  /// Copies `bytes` of the result buffer from byte `offset` to `host`, in stream order.
+  void read(void* host, std::size_t bytes, std::size_t offset = 0);
   /// Overwrites the first result byte (fault injection for tests).
   void corrupt_one();
   /// Whether the communicator was aborted after a failure.
@@ -97,6 +110,7 @@ class NcclRank {
   void* send_ = nullptr;
   void* recv_ = nullptr;
   bool failed_ = false, aborted_ = false;
+  Coll last_coll_ = Coll::kAllReduce;  ///< what wait() names
   std::string device_ = "gpu";
   std::function<bool()> stop_;
 };

@@ -152,4 +152,121 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
   return steps;
 }
 
+namespace {
+
+std::size_t mod(long a, int n) { return static_cast<std::size_t>(((a % n) + n) % n); }
+
+void ring_steps(std::vector<XferStep>& steps, int n, int rank, std::size_t block, bool reduce) {
+  // Allgather: step s passes on block rank - s and takes block rank - s - 1.
+  // Reduce-scatter is one block behind, so the last block reduced is the rank's own.
+  const long shift = reduce ? 1 : 0;
+  for (int s = 0; s < n - 1; ++s) {
+    XferStep x;
+    x.tag = 1 + s;
+    x.send_peer = (rank + 1) % n;
+    x.recv_peer = (rank + n - 1) % n;
+    x.send_offset = mod(rank - s - shift, n) * block;
+    x.recv_offset = mod(rank - s - 1 - shift, n) * block;
+    x.send_count = x.recv_count = block;
+    x.reduce = reduce;
+    steps.push_back(x);
+  }
+}
+
+// Binomial trees over ranks relative to the root (MPICH's): a rank receives
+// from the one its lowest set bit away, then sends to each below that bit.
+void binomial_broadcast(std::vector<XferStep>& steps, int n, int rank, int root, std::size_t count) {
+  const int v = static_cast<int>(mod(rank - root, n));
+  auto real = [&](int rel) { return (rel + root) % n; };
+  int mask = 1;
+  for (; mask < n; mask <<= 1) {
+    if (v & mask) {
+      XferStep x;
+      x.tag = mask;
+      x.recv_peer = real(v - mask);
+      x.recv_count = count;
+      steps.push_back(x);
+      break;
+    }
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask >= n) continue;
+    XferStep x;
+    x.tag = mask;
+    x.send_peer = real(v + mask);
+    x.send_count = count;
+    steps.push_back(x);
+  }
+}
+
+void binomial_reduce(std::vector<XferStep>& steps, int n, int rank, int root, std::size_t count) {
+  const int v = static_cast<int>(mod(rank - root, n));
+  auto real = [&](int rel) { return (rel + root) % n; };
+  for (int mask = 1; mask < n; mask <<= 1) {
+    XferStep x;
+    x.tag = mask;
+    if (v & mask) {
+      x.send_peer = real(v & ~mask);
+      x.send_count = count;
+      steps.push_back(x);
+      break;
+    }
+    if ((v | mask) < n) {
+      x.recv_peer = real(v | mask);
+      x.recv_count = count;
+      x.reduce = true;
+      steps.push_back(x);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count) {
+  std::vector<XferStep> steps;
+  if (nranks <= 1 || count == 0) return steps;
+  switch (c) {
+    case Coll::kAllGather: ring_steps(steps, nranks, rank, count, false); break;
+    case Coll::kReduceScatter: ring_steps(steps, nranks, rank, count, true); break;
+    case Coll::kBroadcast: binomial_broadcast(steps, nranks, rank, root, count); break;
+    case Coll::kReduce: binomial_reduce(steps, nranks, rank, root, count); break;
+    case Coll::kAllToAll:
+      for (int s = 1; s < nranks; ++s) {
+        XferStep x;
+        x.tag = s;
+        x.send_peer = (rank + s) % nranks;
+        x.recv_peer = (rank + nranks - s) % nranks;
+        x.send_offset = static_cast<std::size_t>(x.send_peer) * count;
+        x.recv_offset = static_cast<std::size_t>(x.recv_peer) * count;
+        x.send_count = x.recv_count = count;
+        x.send_from_input = true;
+        steps.push_back(x);
+      }
+      break;
+    case Coll::kSendRecv: {
+      XferStep x;
+      x.tag = 1;
+      x.send_peer = (rank + 1) % nranks;
+      x.recv_peer = (rank + nranks - 1) % nranks;
+      x.send_count = x.recv_count = count;
+      x.send_from_input = true;
+      steps.push_back(x);
+      break;
+    }
+    case Coll::kAllReduce: break;
+  }
+  return steps;
+}
+
+std::string collective_algorithm(Coll c) {
+  switch (c) {
+    case Coll::kAllGather:
+    case Coll::kReduceScatter: return "ring";
+    case Coll::kBroadcast:
+    case Coll::kReduce: return "binomial";
+    case Coll::kAllToAll: return "pairwise";
+    default: return "";
+  }
+}
+
 }  // namespace nodeprobe::allreduce

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "ar_types.h"
+
 namespace nodeprobe::allreduce {
 
 /// The allreduce algorithms of the fabric backend.
@@ -43,10 +45,26 @@ struct XferStep {
   int recv_peer = -1;
   std::size_t recv_offset = 0, recv_count = 0;
   bool reduce = false;
+  /// The send reads the separate input buffer (alltoall, sendrecv), not the working one.
+  bool send_from_input = false;
 };
 
 /// The steps of `rank` among `nranks` for `count` elements.
 std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count);
+
+/// The fabric backend's schedule of a collective other than allreduce, for
+/// the call's `count` (the per-rank block of allgather, reducescatter and
+/// alltoall), on a working buffer laid out as the result is:
+/// - allgather: ring, n-1 steps; the rank's own block in place beforehand;
+/// - reducescatter: ring, n-1 reducing steps; the result in the rank's block;
+/// - broadcast, reduce: binomial tree from / to `root` (log2 n rounds);
+/// - alltoall: pairwise exchange, n-1 steps, each sending a block of the
+///   input buffer (send_from_input); the rank's own block copied beforehand;
+/// - sendrecv: one step, the input to rank + 1, the result from rank - 1.
+/// Empty for one rank. "allreduce" is not one of them (see choose_algo).
+std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count);
+/// The name of that schedule ("ring", "binomial", "pairwise"; "" for sendrecv).
+std::string collective_algorithm(Coll c);
 
 }  // namespace nodeprobe::allreduce

@@ -144,6 +144,57 @@ long count_wrong(const void* buf, std::size_t count, DType type, RedOp op, int n
   return wrong;
 }
 
+namespace {
+
+// Values of the collectives that move data without reducing: 1..31, exact
+// in every type, depending on the rank that sent them and the element.
+double moved_value(int from_rank, std::size_t i, int rep) { return input_value(RedOp::kSum, from_rank, i, rep); }
+
+// What element i of this rank's result must hold.
+double coll_expected(const CollData& d, std::size_t i, int rep) {
+  const std::size_t block = d.counts.param;
+  switch (d.coll) {
+    case Coll::kAllReduce:
+    case Coll::kReduce: return expected_value(d.op, d.nranks, i, rep);
+    case Coll::kReduceScatter:
+      return expected_value(d.op, d.nranks, static_cast<std::size_t>(d.rank) * block + i, rep);
+    case Coll::kAllGather: return block ? moved_value(static_cast<int>(i / block), i % block, rep) : 0;
+    case Coll::kBroadcast: return moved_value(d.root, i, rep);
+    case Coll::kAllToAll:
+      // Block q came from rank q: its element j was that rank's element rank x block + j.
+      return block ? moved_value(static_cast<int>(i / block), static_cast<std::size_t>(d.rank) * block + i % block, rep)
+                   : 0;
+    case Coll::kSendRecv: return moved_value((d.rank + d.nranks - 1) % d.nranks, i, rep);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void fill_coll_input(void* send, const CollData& d, int rep) {
+  const std::size_t n = d.counts.send;
+  if (coll_reduces(d.coll)) return fill_input(send, n, d.type, d.op, d.rank, rep);
+  if (d.coll == Coll::kBroadcast && d.rank != d.root) return fill_poison(send, n, d.type);
+  for (std::size_t i = 0; i < n; ++i) store_elem(send, i, d.type, moved_value(d.rank, i, rep));
+}
+
+bool coll_has_result(const CollData& d) { return d.coll != Coll::kReduce || d.rank == d.root; }
+
+long count_coll_wrong(const void* recv, const CollData& d, int rep) {
+  if (!coll_has_result(d)) return 0;
+  if (d.coll == Coll::kAllReduce || d.coll == Coll::kReduce)
+    return count_wrong(recv, d.counts.recv, d.type, d.op, d.nranks, rep);
+  const double tol = coll_reduces(d.coll) ? tolerance(d.type, d.nranks) : 0;
+  long wrong = 0;
+  for (std::size_t i = 0; i < d.counts.recv; ++i) {
+    double e = coll_expected(d, i, rep);
+    if (d.type == DType::kInt32 && d.op == RedOp::kAvg && coll_reduces(d.coll)) e = std::trunc(e);
+    const double diff = std::fabs(load_elem(recv, i, d.type) - e);
+    if (!(diff <= tol * std::max(1.0, std::fabs(e)))) ++wrong;
+  }
+  return wrong;
+}
+
 void reduce_into(void* dst, const void* src, std::size_t count, DType type, RedOp op) {
   switch (type) {
     case DType::kFloat32:

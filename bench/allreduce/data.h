@@ -29,6 +29,27 @@ void fill_input(void* buf, std::size_t count, DType type, RedOp op, int rank, in
 /// Writes a value no correct result can have (so stale output is caught).
 void fill_poison(void* buf, std::size_t count, DType type);
 
+/// What one rank of a collective reads and writes: the collective, the
+/// counts of this size, the ranks and the root (broadcast, reduce).
+struct CollData {
+  Coll coll = Coll::kAllReduce;
+  CollCounts counts;
+  DType type = DType::kFloat32;
+  RedOp op = RedOp::kSum;
+  int rank = 0, nranks = 1, root = 0;
+};
+
+/// Writes this rank's input (counts.send elements) into `send`: a reducing
+/// collective's inputs as fill_input; the others carry values that name the
+/// sending rank and the element, so a block from the wrong rank or at the
+/// wrong offset shows. A broadcast's non-root ranks get poison.
+void fill_coll_input(void* send, const CollData& d, int rep);
+/// Wrong elements of this rank's result (counts.recv elements at `recv`; the
+/// reduce's non-root ranks have none: 0).
+long count_coll_wrong(const void* recv, const CollData& d, int rep);
+/// Whether this rank has a result to check (all but the reduce's non-roots).
+bool coll_has_result(const CollData& d);
+
 /// Relative tolerance for `type` after reducing over `nranks` ranks (0 for integers).
 double tolerance(DType type, int nranks);
 /// Number of elements of `buf` that differ from the expected result.

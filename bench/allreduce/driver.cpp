@@ -75,6 +75,8 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["check"] = opt.check;
   c["datatype"] = std::string(to_string(plan.dtype));
   c["op"] = std::string(to_string(plan.op));
+  c["collective"] = std::string(to_string(plan.coll));
+  c["root"] = plan.root;
   c["inplace"] = opt.inplace;
   c["chunk_bytes"] = plan.chunk_bytes;
   c["window"] = opt.window;
@@ -164,6 +166,8 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
     shared.data.nranks = nranks;
     shared.data.dtype = plan.dtype;
     shared.data.op = plan.op;
+    shared.data.coll = plan.coll;
+    shared.data.root = plan.root;
     shared.data.compare = plan.compare;
     shared.data.started_s = t_start;
   }
@@ -190,7 +194,11 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   }
   if (talk) {
     out << "# " << kTool << " " << kVersion << ": " << nranks << " rank(s) on " << hosts.node_count()
-        << " host(s), " << to_string(plan.dtype) << " " << to_string(plan.op) << ", interface " << addr.iface
+        << " host(s), " << to_string(plan.coll) << " " << to_string(plan.dtype)
+        << (coll_reduces(plan.coll) ? " " + std::string(to_string(plan.op)) : std::string())
+        << (plan.coll == Coll::kBroadcast || plan.coll == Coll::kReduce ? " root " + std::to_string(plan.root)
+                                                                         : std::string())
+        << ", interface " << addr.iface
         << " (" << addr.ip << ")\n";
     if (pool)
       out << "# launch " << opt.launch << " of " << opt.launches << ": the table holds the timed samples of "
@@ -238,7 +246,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
           out << "# " << t.label() << "\n" << table_header();
           header = true;
         }
-        if (talk) out << table_row(row, plan.dtype, plan.op) << std::flush;
+        if (talk) out << table_row(row, plan) << std::flush;
         std::lock_guard<std::timed_mutex> lk(shared.mu);
         shared.data.targets.back().rows.push_back(row);
       };

@@ -33,7 +33,7 @@ std::uint64_t FabricSteps::tag(int step_tag, std::size_t piece) const {
 }
 
 void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, void* desc,
-                      const std::function<bool()>& stop) {
+                      const std::function<bool()>& stop, const unsigned char* input, void* input_desc) {
   ++seq_;
   const std::size_t esize = dtype_size(dtype_);
   const RedOp reduce_op = op_ == RedOp::kAvg ? RedOp::kSum : op_;
@@ -44,6 +44,8 @@ void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, v
     const std::size_t recv_pieces = s.recv_peer >= 0 ? (s.recv_count + piece_elems_ - 1) / piece_elems_ : 0;
     ops_.assign(send_pieces + recv_pieces, FabricOp{});
     const fi_addr_t dest = s.send_peer >= 0 ? ep_.peer(s.send_peer) : FI_ADDR_UNSPEC;
+    const unsigned char* send_base = s.send_from_input ? input : data;
+    void* send_desc = s.send_from_input ? input_desc : desc;
     unsigned char* recv_base = s.reduce ? scratch_.data() : data + s.recv_offset * esize;
     void* recv_desc = s.reduce ? scratch_desc_ : desc;
     std::size_t next_send = 0, next_recv = 0, sends_left = send_pieces, recvs_left = recv_pieces;
@@ -76,7 +78,7 @@ void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, v
       while (next_send < send_pieces && send_inflight < window_) {
         const std::size_t first = next_send * piece_elems_;
         const std::size_t n = std::min(piece_elems_, s.send_count - first);
-        const unsigned char* src = data + (s.send_offset + first) * esize;
+        const unsigned char* src = send_base + (s.send_offset + first) * esize;
         if (n * esize <= ep_.inject_size()) {
           // The provider copies it: done once accepted (and reducing into it later is safe).
           if (!ep_.inject(src, n * esize, dest, tag(s.tag, next_send))) break;
@@ -88,7 +90,7 @@ void FabricSteps::run(const std::vector<XferStep>& steps, unsigned char* data, v
         FabricOp& op = ops_[next_send];
         op.kind = 0;
         op.unit = next_send;
-        if (!ep_.post_send(src, n * esize, desc, dest, tag(s.tag, next_send), &op)) break;
+        if (!ep_.post_send(src, n * esize, send_desc, dest, tag(s.tag, next_send), &op)) break;
         ++send_inflight;
         ++next_send;
         progressed = true;

@@ -24,10 +24,12 @@ class FabricSteps {
   FabricSteps(FabricEndpoint& ep, DType dtype, RedOp op, std::size_t max_count, std::size_t max_piece_bytes,
               std::size_t window);
 
-  /// Runs `steps` on `data` (registered as `desc`). `stop` as FabricRing's;
-  /// throws RingStopped. avg is summed; the caller divides.
+  /// Runs `steps` on `data` (registered as `desc`); steps marked
+  /// send_from_input send from `input` (registered as `input_desc`). `stop`
+  /// as FabricRing's; throws RingStopped. avg is summed; the caller divides.
   void run(const std::vector<XferStep>& steps, unsigned char* data, void* desc,
-           const std::function<bool()>& stop = {});
+           const std::function<bool()>& stop = {}, const unsigned char* input = nullptr,
+           void* input_desc = nullptr);
 
  private:
   std::uint64_t tag(int step_tag, std::size_t piece) const;

@@ -52,6 +52,12 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("-c,--check", o.check, "Data-check iterations after timing (0 disables)")
       ->check(finite_range(0, 1000));
+  app.add_option("--collective", o.collective,
+                 "allreduce (default), allgather, reducescatter, broadcast, reduce, alltoall, sendrecv: nccl-tests' "
+                 "collectives with their sizes, algbw/busbw factors and data checks (also all_gather, "
+                 "reduce_scatter, all_reduce_perf ...)")
+      ->capture_default_str();
+  app.add_option("-r,--root", o.root, "Root rank of broadcast and reduce")->check(finite_range(0, 1 << 20));
   app.add_option("-d,--datatype", o.dtype, "float, int32 (all backends); bfloat16, half (nccl)");
   app.add_option("-o,--op", o.op, "sum, prod, min, max (avg: nccl)");
   app.add_option("--inplace", o.inplace, "1: measure out-of-place and in-place (as nccl-tests); 0: out-of-place only")
@@ -120,6 +126,14 @@ Plan make_plan(const Options& o) {
   const auto op = redop_from_string(o.op);
   if (!op) throw InputError("unknown op '" + o.op + "' (sum, prod, min, max, avg)");
   p.op = *op;
+  const auto coll = coll_from_string(o.collective);
+  if (!coll)
+    throw InputError("unknown collective '" + o.collective +
+                     "' (allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv)");
+  p.coll = *coll;
+  p.root = o.root;
+  if (p.root != 0 && p.coll != Coll::kBroadcast && p.coll != Coll::kReduce)
+    throw InputError("-r/--root applies to broadcast and reduce, not " + std::string(to_string(p.coll)));
 
   const std::size_t lo = size_or_throw("-b", o.min_bytes);
   const std::size_t hi = size_or_throw("-e", o.max_bytes);
@@ -136,6 +150,9 @@ Plan make_plan(const Options& o) {
   if (p.chunk_bytes < 64) throw InputError("--chunk must be at least 64 bytes");
   p.grad_bytes = size_or_throw("--grad-bytes", o.grad_bytes);
   if (!algo_from_string(o.algo, &p.algo)) throw InputError("--algo '" + o.algo + "': use auto, rd, rabenseifner or ring");
+  if (p.algo != Algo::kAuto && p.coll != Coll::kAllReduce)
+    throw InputError("--algo chooses the fabric allreduce's algorithm; " + std::string(to_string(p.coll)) +
+                     " has one schedule (docs/allreduce.md)");
   p.rd_max_bytes = size_or_throw("--rd-max", o.rd_max);
   p.ring_min_bytes = size_or_throw("--ring-min", o.ring_min);
   if (p.rd_max_bytes >= p.ring_min_bytes)
@@ -160,6 +177,10 @@ Plan make_plan(const Options& o) {
     if (p.compare) throw InputError("--scaling runs over one target: use --backend, not --compare");
     p.sweep = false;
   }
+  if (p.coll != Coll::kAllReduce && (o.scaling || o.pt2pt))
+    throw InputError(std::string(o.scaling ? "--scaling emulates data-parallel allreduce steps"
+                                           : "--pt2pt measures pairs, not a collective") +
+                     ": it does not take --collective " + std::string(to_string(p.coll)));
   if (o.pt2pt) {
     if (o.scaling) throw InputError("use either --pt2pt or --scaling, not both");
     if (p.compare) throw InputError("--pt2pt measures pairs per target: use --backend, not --compare");
@@ -175,10 +196,10 @@ Plan make_plan(const Options& o) {
     if (half && t.backend != "nccl")
       throw InputError(std::string(to_string(p.dtype)) + " needs --backend nccl (" + t.label() +
                        " reduces float32 and int32)");
-    if (p.op == RedOp::kAvg && t.backend != "nccl")
+    if (p.op == RedOp::kAvg && t.backend != "nccl" && coll_reduces(p.coll))
       throw InputError("-o avg needs --backend nccl (MPI has no average)");
   }
-  if (p.op == RedOp::kAvg && p.dtype == DType::kInt32)
+  if (p.op == RedOp::kAvg && p.dtype == DType::kInt32 && coll_reduces(p.coll))
     throw InputError("-o avg is defined for floating types only here");
 
   if (!o.test_fault.empty()) {

@@ -27,6 +27,8 @@ struct Options {
   double factor = 2;
   int iters = 20, warmup = 1, check = 1;
   double spread_ms = 0;               ///< --spread: timed iterations of a size spread over at least this long
+  std::string collective = "allreduce";  ///< --collective (nccl-tests' collectives)
+  int root = 0;                       ///< -r,--root: broadcast and reduce
   std::string dtype = "float", op = "sum";
   int inplace = 1;                    ///< also measure in-place (nccl-tests prints both)
   std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
@@ -61,6 +63,8 @@ struct Plan {
   bool sweep = true;               ///< run the size sweep (not with --scaling: it uses targets[0])
   bool pt2pt = false;              ///< the sweep measures every pair point to point instead
   std::vector<std::size_t> sizes;  ///< bytes
+  Coll coll = Coll::kAllReduce;
+  int root = 0;
   DType dtype = DType::kFloat32;
   RedOp op = RedOp::kSum;
   std::size_t chunk_bytes = 0;

@@ -32,7 +32,7 @@ void add_placement_metrics(ProbeResult& r, const RunData& d, const SizeRow& row,
                            const Labels& axes) {
   const Stats t = p.time_stats.n > 0 ? p.time_stats : compute_stats({p.time_us});
   const Stats alg = map_stats(t, [&](double us) { return algbw_gbps(row.bytes, us / 1e6); });
-  const Stats bus = map_stats(alg, [&](double a) { return allreduce_busbw(a, d.nranks); });
+  const Stats bus = map_stats(alg, [&](double a) { return a * coll_bus_factor(d.coll, d.nranks); });
   add_metric(r, "busbw", p.busbw, bus, axes);
   add_metric(r, "algbw", p.algbw, alg, axes);
   add_metric(r, "time", p.time_us, t, axes);
@@ -106,7 +106,8 @@ Json target_json(const RunData& d, const TargetResult& t) {
   Json rows = Json::array();
   for (const auto& row : t.rows) {
     rows.push_back({{"size", row.bytes}, {"count", row.count}, {"type", std::string(to_string(d.dtype))},
-                    {"redop", std::string(to_string(d.op))}, {"out_of_place", placement_json(row.oop)},
+                    {"redop", coll_reduces(d.coll) ? std::string(to_string(d.op)) : "none"},
+                    {"out_of_place", placement_json(row.oop)},
                     {"in_place", placement_json(row.ip)}});
     if (!row.algo.empty()) rows.back()["algorithm"] = row.algo;
   }
@@ -236,7 +237,7 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
       const double us = last.oop.rank_time_us[urk];
       const double alg = algbw_gbps(last.bytes, us / 1e6);
       per[t.target.label()] = {{"size", last.bytes}, {"time_us", us}, {"algbw_GBps", alg},
-                               {"busbw_GBps", allreduce_busbw(alg, d.nranks)}};
+                               {"busbw_GBps", alg * coll_bus_factor(d.coll, d.nranks)}};
     }
     row["targets"] = per;
     ranks.push_back(row);

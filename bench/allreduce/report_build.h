@@ -22,6 +22,8 @@ struct RunData {
   int nranks = 1;
   DType dtype = DType::kFloat32;
   RedOp op = RedOp::kSum;
+  Coll coll = Coll::kAllReduce;
+  int root = 0;
   bool compare = false;
   std::vector<TargetResult> targets;  ///< finished ones and the one in flight (partial rows)
   std::optional<MeshResult> mesh;

@@ -10,6 +10,7 @@
 #include "launch_pool.h"
 #include "mpi_util.h"
 #include "nodeprobe/clock.h"
+#include "nodeprobe/error.h"
 #include "nodeprobe/stats.h"
 #include "pt2pt.h"
 
@@ -86,7 +87,17 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
   MPI_Comm_rank(ctx.comm, &rank);
   MPI_Comm_size(ctx.comm, &nranks);
   const std::size_t esize = dtype_size(plan.dtype);
+  // Every collective's buffers of a size fit in size / element size elements.
   const std::size_t max_count = plan.sizes.back() / esize;
+  if ((plan.coll == Coll::kBroadcast || plan.coll == Coll::kReduce) && plan.root >= nranks)
+    throw InputError("--root " + std::to_string(plan.root) + " is not a rank of this run (" +
+                     std::to_string(nranks) + " ranks)");
+  if (!plan.pt2pt && std::none_of(plan.sizes.begin(), plan.sizes.end(), [&](std::size_t size) {
+        return coll_counts(plan.coll, size, esize, nranks).param > 0;
+      }))
+    throw InputError(std::string(to_string(plan.coll)) + " splits each buffer into " + std::to_string(nranks) +
+                     " blocks of a 16-byte multiple: -e " + format_size(plan.sizes.back()) + " is too small (at least " +
+                     format_size(16 * static_cast<std::size_t>(nranks)) + ")");
 
   std::unique_ptr<Backend> b;
   try {
@@ -115,13 +126,18 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
 
   try {
     if (plan.pt2pt) res.pt2pt = run_pt2pt(*b, ctx.comm, plan.sizes, opt.warmup, opt.iters, hooks.phase);
-    else for (const std::size_t bytes : plan.sizes) {
+    else for (const std::size_t size : plan.sizes) {
+      // nccl-tests' counts: a per-rank block of a 16-byte multiple where the
+      // collective splits the buffer; a size too small for one is not run.
+      const CollCounts counts = coll_counts(plan.coll, size, esize, nranks);
+      if (counts.param == 0) continue;
+      const std::size_t bytes = counts.bytes;
       SizeRow row;
       row.bytes = bytes;
-      row.count = bytes / esize;
+      row.count = counts.param;
       row.algo = b->algorithm(row.count);
       for (const bool in_place : {false, true}) {
-        if (in_place && !opt.inplace) continue;
+        if (in_place && (!opt.inplace || !coll_has_in_place(plan.coll))) continue;
         Placement& p = in_place ? row.ip : row.oop;
         if (hooks.phase)
           hooks.phase(t.label() + " " + format_size(bytes) + (in_place ? " in-place" : " out-of-place"));
@@ -137,7 +153,7 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
         p.measured = true;
         p.time_us = avg * 1e6;
         p.algbw = algbw_gbps(bytes, avg);
-        p.busbw = allreduce_busbw(p.algbw, nranks);
+        p.busbw = p.algbw * coll_bus_factor(plan.coll, nranks);
         // Each sample is the mean over ranks of that iteration (or group), as
         // the value is the mean over ranks: both come from the same samples.
         std::vector<double> samples_sum(tm.sample_seconds.size());
@@ -153,7 +169,7 @@ TargetResult run_target(const BackendContext& ctx, const Target& t, const SweepH
                                         samples_sum, p.time_us, opt.iters, &mean_us);
             p.time_us = mean_us;
             p.algbw = algbw_gbps(bytes, mean_us / 1e6);
-            p.busbw = allreduce_busbw(p.algbw, nranks);
+            p.busbw = p.algbw * coll_bus_factor(plan.coll, nranks);
           }
           p.time_stats = compute_stats(samples_sum);
           std::sort(samples_sum.begin(), samples_sum.end());

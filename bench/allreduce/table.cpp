@@ -71,10 +71,12 @@ std::string table_header() {
   return std::string(l1) + l2 + l3;
 }
 
-std::string table_row(const SizeRow& row, DType type, RedOp op) {
+std::string table_row(const SizeRow& row, const Plan& plan) {
   char head[96];
+  const bool rooted = plan.coll == Coll::kBroadcast || plan.coll == Coll::kReduce;
   std::snprintf(head, sizeof head, "%12zu  %12zu  %8s  %6s  %6d", row.bytes, row.count,
-                std::string(to_string(type)).c_str(), std::string(to_string(op)).c_str(), -1);
+                std::string(to_string(plan.dtype)).c_str(),
+                coll_reduces(plan.coll) ? std::string(to_string(plan.op)).c_str() : "none", rooted ? plan.root : -1);
   return head + placement_cols(row.oop) + placement_cols(row.ip) + spread_cols(row.oop) + spread_cols(row.ip) + "\n";
 }
 

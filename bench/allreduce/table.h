@@ -6,13 +6,16 @@
 #include <vector>
 
 #include "ar_types.h"
+#include "options.h"
 
 namespace nodeprobe::allreduce {
 
 /// The three "#" header lines.
 std::string table_header();
 /// One line: size, count, type, redop, root, then time/algbw/busbw/#wrong out-of-place and in-place.
-std::string table_row(const SizeRow& row, DType type, RedOp op);
+/// nccl-tests' columns: redop "none" where the collective does not reduce,
+/// root -1 where it has none.
+std::string table_row(const SizeRow& row, const Plan& plan);
 /// "# Out of bounds values : N OK" and "# Avg bus bandwidth    : X".
 std::string table_footer(const std::vector<SizeRow>& rows);
 /// nccl-tests' time column: %7.2f below 100 us, %7.1f below 10 ms, %7.0f above.

@@ -11,7 +11,10 @@
 // Each allreduce is a step on the caller's stream that, when the stream
 // runs, hands in its input and completes once every rank has handed in the
 // same collective: then each rank's result is the real element-wise sum
-// (float32/64, int32/64, sum only). Until then the stream is not ready, as a
+// (float32/64, int32/64, sum only) for ncclAllReduce, ncclReduce (the root)
+// and ncclReduceScatter (the rank's block), the ranks' inputs in rank order
+// for ncclAllGather, the root's for ncclBroadcast, and what each peer sent it
+// for ncclSend/ncclRecv between ncclGroupStart and ncclGroupEnd (only grouped). Until then the stream is not ready, as a
 // kernel waiting for its peers would be; ranks whose n-th collectives differ
 // in size (out of step) never complete, as on NCCL.
 //

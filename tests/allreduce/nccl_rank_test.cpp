@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "backend.h"
 #include "backend_nccl_device.h"
@@ -214,6 +215,69 @@ TEST(NcclRank, OneVisibleGpuPerRankUsesDeviceZero) {
   NcclRank gpu(f.nccl.api(), 0, 1);
   EXPECT_EQ(gpu.open(c.device, 1024), "00010203-0405-0607-0809-0a0b0c0d0e0f");
   EXPECT_EQ(f.cuda.current_device, 0);
+}
+
+// Every collective of nccl-tests through NcclRank on 3 and 4 ranks (threads
+// of one clique): the buffers' layout per placement (in-place allgather reads
+// the rank's block of the result buffer, in-place reducescatter leaves its
+// result in the rank's block), the root, and the data check of data.h, which
+// must also see a wrong byte.
+TEST(NcclRank, EveryCollectiveOnSeveralRanksPassesTheDataCheck) {
+  for (int n : {3, 4}) {
+    for (Coll coll : {Coll::kAllReduce, Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce,
+                      Coll::kAllToAll, Coll::kSendRecv}) {
+      for (const bool in_place : {false, true}) {
+        if (in_place && !coll_has_in_place(coll)) continue;
+        Fakes f;
+        f.cuda.record_calls = false;
+        f.nccl.corrupt_rank = in_place ? -1 : 1;  // out of place, rank 1's result has one wrong byte
+        ncclUniqueId id{};
+        ASSERT_EQ(f.nccl.api().nccl->ncclGetUniqueId(&id), ncclSuccess);
+        const std::size_t count = 64;
+        std::vector<long> wrong(static_cast<std::size_t>(n), -1);
+        std::vector<std::string> errors(static_cast<std::size_t>(n));
+        std::vector<std::thread> threads;
+        for (int r = 0; r < n; ++r) {
+          threads.emplace_back([&, r] {
+            try {
+              NcclRank gpu(f.nccl.api(), r, n);
+              gpu.open(0, count * static_cast<std::size_t>(n) * 4);
+              gpu.init(id, "");
+              CollData d;
+              d.coll = coll;
+              d.counts = coll_counts_of(coll, count, 4, n);
+              d.rank = r;
+              d.nranks = n;
+              d.root = n - 1;
+              std::vector<unsigned char> host(d.counts.send * 4 + d.counts.recv * 4);
+              fill_coll_input(host.data(), d, 3);
+              gpu.fill_coll(host.data(), d, in_place);
+              std::fill(host.begin(), host.end(), 0);
+              gpu.launch(count, ncclFloat32, ncclSum, in_place, coll, d.root);
+              gpu.wait(20);
+              gpu.read_coll(host.data(), d, in_place);
+              wrong[static_cast<std::size_t>(r)] = count_coll_wrong(host.data(), d, 3);
+            } catch (const std::exception& e) {
+              errors[static_cast<std::size_t>(r)] = e.what();
+            }
+          });
+        }
+        for (auto& t : threads) t.join();
+        for (int r = 0; r < n; ++r) {
+          const auto i = static_cast<std::size_t>(r);
+          const std::string what = std::string(to_string(coll)) + (in_place ? " in place" : "") + " rank " +
+                                   std::to_string(r) + " of " + std::to_string(n);
+          EXPECT_EQ(errors[i], "") << what;
+          // The reduce's non-root ranks have no result; every other corrupted result is seen.
+          const bool sees_corruption = !in_place && r == 1 && (coll != Coll::kReduce || r == n - 1);
+          EXPECT_EQ(wrong[i] > 0, sees_corruption) << what << ": " << wrong[i] << " wrong";
+          if (!sees_corruption) {
+            EXPECT_EQ(wrong[i], 0) << what;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

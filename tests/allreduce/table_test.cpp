@@ -38,7 +38,7 @@ TEST(Table, HeaderHasNcclTestsColumns) {
 
 TEST(Table, RowParsesLikeAllReducePerfOutput) {
   // The line from nccl-tests' docs: 1 GiB float sum, 4511.2 us, 238.02 / 446.28 GB/s.
-  const auto f = fields(table_row(row(1073741824, 4511.2, 238.02, 446.28, 0), DType::kFloat32, RedOp::kSum));
+  const auto f = fields(table_row(row(1073741824, 4511.2, 238.02, 446.28, 0), Plan{}));
   // nccl-tests' 13 columns in place, then p50 and p99 per placement.
   ASSERT_EQ(f.size(), 17u);
   EXPECT_EQ(f[0], "1073741824");
@@ -83,9 +83,33 @@ TEST(Table, FooterAveragesBusbwAndCountsWrong) {
 TEST(Table, NotMeasuredInPlaceIsNA) {
   SizeRow r = row(64, 10, 1, 1, 0);
   r.ip = Placement{};
-  const auto f = fields(table_row(r, DType::kInt32, RedOp::kMax));
+  Plan p;
+  p.dtype = DType::kInt32;
+  p.op = RedOp::kMax;
+  const auto f = fields(table_row(r, p));
   EXPECT_EQ(f[2], "int32");
+  EXPECT_EQ(f[3], "max");
   EXPECT_EQ(f[9], "N/A");
+}
+
+// nccl-tests' columns per collective: all_gather_perf prints redop "none"
+// and root -1; broadcast_perf and reduce_perf print the root.
+TEST(Table, RedopAndRootFollowTheCollective) {
+  Plan p;
+  p.coll = Coll::kAllGather;
+  p.op = RedOp::kMax;
+  auto f = fields(table_row(row(64, 10, 1, 1, 0), p));
+  EXPECT_EQ(f[3], "none");
+  EXPECT_EQ(f[4], "-1");
+  p.coll = Coll::kReduce;
+  p.root = 2;
+  f = fields(table_row(row(64, 10, 1, 1, 0), p));
+  EXPECT_EQ(f[3], "max");
+  EXPECT_EQ(f[4], "2");
+  p.coll = Coll::kBroadcast;
+  f = fields(table_row(row(64, 10, 1, 1, 0), p));
+  EXPECT_EQ(f[3], "none");
+  EXPECT_EQ(f[4], "2");
 }
 
 TEST(Table, RatioOfSharedSizes) {
