@@ -14,15 +14,12 @@ namespace {
 
 using Plan = std::vector<XferStep> (*)(int, int, std::size_t);
 
-// Runs the schedules of all ranks; false on a deadlock or a size mismatch.
-bool simulate(Plan plan, int n, std::size_t count, RedOp op, int* wrong_ranks) {
-  std::vector<std::vector<XferStep>> steps;
-  std::vector<std::vector<float>> buf(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) {
-    steps.push_back(plan(n, r, count));
-    buf[static_cast<std::size_t>(r)].resize(count);
-    fill_input(buf[static_cast<std::size_t>(r)].data(), count, DType::kFloat32, op, r, 2);
-  }
+// Runs every rank's steps on its working buffer (`work`, sends marked
+// send_from_input read `input`); false on a deadlock, a size mismatch or a
+// message nobody received.
+bool run_steps(const std::vector<std::vector<XferStep>>& steps, std::vector<std::vector<float>>& work,
+               const std::vector<std::vector<float>>& input, RedOp op) {
+  const int n = static_cast<int>(steps.size());
   std::map<std::tuple<int, int, int>, std::vector<float>> wire;  // (from, to, tag)
   std::vector<std::size_t> at(static_cast<std::size_t>(n), 0);
   std::vector<char> sent(static_cast<std::size_t>(n), 0);
@@ -30,19 +27,21 @@ bool simulate(Plan plan, int n, std::size_t count, RedOp op, int* wrong_ranks) {
     progress = false;
     for (int r = 0; r < n; ++r) {
       auto& pos = at[static_cast<std::size_t>(r)];
-      auto& mine = buf[static_cast<std::size_t>(r)];
+      auto& mine = work[static_cast<std::size_t>(r)];
       if (pos >= steps[static_cast<std::size_t>(r)].size()) continue;
       const XferStep& s = steps[static_cast<std::size_t>(r)][pos];
       if (s.send_peer >= 0 && !sent[static_cast<std::size_t>(r)]) {
-        wire[{r, s.send_peer, s.tag}] = std::vector<float>(mine.begin() + static_cast<long>(s.send_offset),
-                                                           mine.begin() + static_cast<long>(s.send_offset + s.send_count));
+        const auto& from = s.send_from_input ? input[static_cast<std::size_t>(r)] : mine;
+        if (s.send_offset + s.send_count > from.size()) return false;
+        wire[{r, s.send_peer, s.tag}] = std::vector<float>(from.begin() + static_cast<long>(s.send_offset),
+                                                           from.begin() + static_cast<long>(s.send_offset + s.send_count));
         sent[static_cast<std::size_t>(r)] = 1;
         progress = true;
       }
       if (s.recv_peer >= 0) {
         auto it = wire.find({s.recv_peer, r, s.tag});
         if (it == wire.end()) continue;
-        if (it->second.size() != s.recv_count) return false;
+        if (it->second.size() != s.recv_count || s.recv_offset + s.recv_count > mine.size()) return false;
         if (s.reduce) reduce_into(mine.data() + s.recv_offset, it->second.data(), s.recv_count, DType::kFloat32, op);
         else std::copy(it->second.begin(), it->second.end(), mine.begin() + static_cast<long>(s.recv_offset));
         wire.erase(it);
@@ -52,12 +51,92 @@ bool simulate(Plan plan, int n, std::size_t count, RedOp op, int* wrong_ranks) {
       progress = true;
     }
   }
+  for (int r = 0; r < n; ++r)
+    if (at[static_cast<std::size_t>(r)] != steps[static_cast<std::size_t>(r)].size()) return false;
+  return wire.empty();
+}
+
+// Runs the schedules of all ranks; false on a deadlock or a size mismatch.
+bool simulate(Plan plan, int n, std::size_t count, RedOp op, int* wrong_ranks) {
+  std::vector<std::vector<XferStep>> steps;
+  std::vector<std::vector<float>> buf(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    steps.push_back(plan(n, r, count));
+    buf[static_cast<std::size_t>(r)].resize(count);
+    fill_input(buf[static_cast<std::size_t>(r)].data(), count, DType::kFloat32, op, r, 2);
+  }
+  if (!run_steps(steps, buf, {}, op)) return false;
+  *wrong_ranks = 0;
+  for (int r = 0; r < n; ++r)
+    if (count_wrong(buf[static_cast<std::size_t>(r)].data(), count, DType::kFloat32, op, n, 2) != 0) ++*wrong_ranks;
+  return true;
+}
+
+// A collective's schedule on every rank, laid out as the fabric backend lays
+// it out (out of place), then data.h's check of each rank's result.
+bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wrong_ranks) {
+  std::vector<std::vector<XferStep>> steps;
+  std::vector<std::vector<float>> work(static_cast<std::size_t>(n)), input(static_cast<std::size_t>(n));
+  std::vector<CollData> data;
+  for (int r = 0; r < n; ++r) {
+    CollData d;
+    d.coll = c;
+    d.counts = coll_counts_of(c, count, 4, n);
+    d.op = op;
+    d.rank = r;
+    d.nranks = n;
+    d.root = root;
+    data.push_back(d);
+    auto& in = input[static_cast<std::size_t>(r)];
+    auto& w = work[static_cast<std::size_t>(r)];
+    in.resize(d.counts.send);
+    fill_coll_input(in.data(), d, 2);
+    w.assign(std::max(d.counts.send, d.counts.recv), -12345.f);
+    const std::size_t own = static_cast<std::size_t>(r) * count;
+    if (c == Coll::kAllGather) std::copy(in.begin(), in.end(), w.begin() + static_cast<long>(own));
+    else if (c == Coll::kAllToAll)
+      std::copy(in.begin() + static_cast<long>(own), in.begin() + static_cast<long>(own + count),
+                w.begin() + static_cast<long>(own));
+    else if (c != Coll::kSendRecv) std::copy(in.begin(), in.end(), w.begin());
+    steps.push_back(plan_collective(c, n, r, root, count));
+  }
+  if (n == 1 && c == Coll::kSendRecv) work[0] = input[0];
+  if (!run_steps(steps, work, input, op)) return false;
   *wrong_ranks = 0;
   for (int r = 0; r < n; ++r) {
-    if (at[static_cast<std::size_t>(r)] != steps[static_cast<std::size_t>(r)].size()) return false;
-    if (count_wrong(buf[static_cast<std::size_t>(r)].data(), count, DType::kFloat32, op, n, 2) != 0) ++*wrong_ranks;
+    const std::size_t at = c == Coll::kReduceScatter ? static_cast<std::size_t>(r) * count : 0;
+    if (count_coll_wrong(work[static_cast<std::size_t>(r)].data() + at, data[static_cast<std::size_t>(r)], 2) != 0)
+      ++*wrong_ranks;
   }
-  return wire.empty();
+  return true;
+}
+
+TEST(CollPlan, EveryCollectiveDeliversForAnyRankCountAndRoot) {
+  for (Coll c : {Coll::kAllGather, Coll::kReduceScatter, Coll::kBroadcast, Coll::kReduce, Coll::kAllToAll,
+                 Coll::kSendRecv})
+    for (int n : {1, 2, 3, 4, 5, 7, 8})
+      for (int root : {0, n - 1, n / 2})
+        for (std::size_t count : {1u, 4u, 37u})
+          for (RedOp op : {RedOp::kSum, RedOp::kMin}) {
+            int wrong = -1;
+            const std::string what = std::string(to_string(c)) + " n " + std::to_string(n) + " root " +
+                                     std::to_string(root) + " count " + std::to_string(count);
+            EXPECT_TRUE(simulate_coll(c, n, root, count, op, &wrong)) << what;
+            EXPECT_EQ(wrong, 0) << what;
+          }
+}
+
+// The schedules' shapes: n-1 ring or pairwise steps, log2 rounds of a tree.
+TEST(CollPlan, CollectiveStepCounts) {
+  EXPECT_EQ(plan_collective(Coll::kAllGather, 5, 2, 0, 8).size(), 4u);
+  EXPECT_EQ(plan_collective(Coll::kReduceScatter, 5, 2, 0, 8).size(), 4u);
+  EXPECT_EQ(plan_collective(Coll::kAllToAll, 5, 2, 0, 8).size(), 4u);
+  EXPECT_EQ(plan_collective(Coll::kSendRecv, 5, 2, 0, 8).size(), 1u);
+  EXPECT_EQ(plan_collective(Coll::kBroadcast, 8, 0, 0, 8).size(), 3u);  // the root sends to 4, 2, 1 away
+  EXPECT_EQ(plan_collective(Coll::kReduce, 8, 0, 0, 8).size(), 3u);     // and receives from them
+  EXPECT_EQ(plan_collective(Coll::kBroadcast, 8, 7, 0, 8).size(), 1u);  // a leaf receives once
+  EXPECT_TRUE(plan_collective(Coll::kAllGather, 1, 0, 0, 8).empty());
+  EXPECT_EQ(collective_algorithm(Coll::kBroadcast), "binomial");
 }
 
 TEST(CollPlan, EveryAlgorithmReducesForAnyRankCount) {

@@ -17,6 +17,38 @@ TEST(BusBw, FactorIsTwoNMinusOneOverN) {
   EXPECT_DOUBLE_EQ(allreduce_bus_factor(8), 1.75);
 }
 
+// nccl-tests' GetBw of each collective (src/*.cu): 2(n-1)/n, (n-1)/n or 1.
+TEST(BusBw, FactorPerCollectiveFollowsNcclTests) {
+  EXPECT_DOUBLE_EQ(coll_bus_factor(Coll::kAllReduce, 4), 1.5);
+  for (Coll c : {Coll::kAllGather, Coll::kReduceScatter, Coll::kAllToAll}) EXPECT_DOUBLE_EQ(coll_bus_factor(c, 4), 0.75);
+  for (Coll c : {Coll::kBroadcast, Coll::kReduce, Coll::kSendRecv}) EXPECT_DOUBLE_EQ(coll_bus_factor(c, 4), 1.0);
+  EXPECT_DOUBLE_EQ(coll_bus_factor(Coll::kAllGather, 1), 0.0);
+}
+
+// GetCollByteCount: a per-rank block rounded down to 16 bytes; the size
+// column is the larger buffer (all_gather_perf -b 1M on 3 ranks prints 1048560).
+TEST(Sizes, CollectiveCountsFollowNcclTests) {
+  const CollCounts ag = coll_counts(Coll::kAllGather, 1 << 20, 4, 3);
+  EXPECT_EQ(ag.param, 87380u);
+  EXPECT_EQ(ag.send, 87380u);
+  EXPECT_EQ(ag.recv, 262140u);
+  EXPECT_EQ(ag.bytes, 1048560u);
+  const CollCounts rs = coll_counts(Coll::kReduceScatter, 1 << 20, 4, 4);
+  EXPECT_EQ(rs.param, 65536u);
+  EXPECT_EQ(rs.send, 262144u);
+  EXPECT_EQ(rs.recv, 65536u);
+  const CollCounts a2a = coll_counts(Coll::kAllToAll, 1 << 20, 2, 8);
+  EXPECT_EQ(a2a.param, 65536u);
+  EXPECT_EQ(a2a.send, 524288u);
+  EXPECT_EQ(coll_counts(Coll::kAllGather, 32, 4, 3).param, 0u);  // no 16-byte block per rank
+  for (Coll c : {Coll::kAllReduce, Coll::kBroadcast, Coll::kReduce, Coll::kSendRecv}) {
+    const CollCounts k = coll_counts(c, 1000, 4, 3);
+    EXPECT_EQ(k.param, 250u);
+    EXPECT_EQ(k.bytes, 1000u);
+  }
+  EXPECT_EQ(coll_counts_of(Coll::kAllGather, 87380, 4, 3).bytes, ag.bytes);
+}
+
 TEST(BusBw, AlgbwIsBytesOverTimeInDecimalGB) {
   EXPECT_DOUBLE_EQ(algbw_gbps(1000000000, 1.0), 1.0);
   EXPECT_DOUBLE_EQ(algbw_gbps(1073741824, 0.5), 2.147483648);

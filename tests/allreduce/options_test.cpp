@@ -65,6 +65,23 @@ TEST(Options, BadInputSaysWhy) {
   EXPECT_EQ(error_of({"-d", "bfloat16", "--backend", "nccl"}), "");
 }
 
+TEST(Options, CollectiveByNcclTestsNames) {
+  EXPECT_EQ(plan_of({}).coll, Coll::kAllReduce);
+  EXPECT_EQ(plan_of({"--collective", "all_gather"}).coll, Coll::kAllGather);
+  EXPECT_EQ(plan_of({"--collective", "reduce_scatter_perf"}).coll, Coll::kReduceScatter);
+  EXPECT_EQ(plan_of({"--collective", "alltoall"}).coll, Coll::kAllToAll);
+  const Plan r = plan_of({"--collective", "reduce", "-r", "2", "-o", "min"});
+  EXPECT_EQ(r.coll, Coll::kReduce);
+  EXPECT_EQ(r.root, 2);
+  EXPECT_NE(error_of({"--collective", "gather"}).find("unknown collective 'gather'"), std::string::npos);
+  EXPECT_NE(error_of({"-r", "1"}).find("-r/--root applies to broadcast and reduce"), std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allgather", "--scaling"}).find("--scaling"), std::string::npos);
+  EXPECT_NE(error_of({"--collective", "sendrecv", "--pt2pt"}).find("--pt2pt"), std::string::npos);
+  EXPECT_NE(error_of({"--collective", "broadcast", "--algo", "ring"}).find("--algo chooses"), std::string::npos);
+  // avg is an op of reducing collectives only; a broadcast moves the data as it is.
+  EXPECT_EQ(error_of({"--collective", "broadcast", "-o", "avg", "--backend", "fabric"}), "");
+}
+
 TEST(Options, AlgorithmAndThresholds) {
   const Plan d = plan_of({});
   EXPECT_EQ(d.algo, Algo::kAuto);
