@@ -83,7 +83,8 @@ class FabricBackend final : public Backend {
   }
 
   std::string algorithm(std::size_t count) const override {
-    return ctx_.plan->coll == Coll::kAllReduce ? to_string(pick(count)) : collective_algorithm(ctx_.plan->coll);
+    const Coll c = ctx_.plan->coll;
+    return c == Coll::kAllReduce ? to_string(pick(count)) : collective_algorithm(c, pieces(count));
   }
 
   // The collectives run in recv_ laid out as their result (coll_plan.h); the
@@ -117,8 +118,8 @@ class FabricBackend final : public Backend {
     if ((c == Coll::kReduceScatter || c == Coll::kReduce || c == Coll::kBroadcast) && !in_place)
       std::memcpy(recv_.data(), send_.data(), k.send * esize());
     if (c == Coll::kSendRecv && nranks_ == 1) std::memcpy(recv_.data(), send_.data(), count * esize());
-    steps_->run(plan_collective(c, nranks_, rank_, ctx_.plan->root, count), recv_.data(), recv_desc_, {},
-                send_.data(), send_desc_);
+    steps_->run(plan_collective(c, nranks_, rank_, ctx_.plan->root, count, pieces(count)), recv_.data(), recv_desc_,
+                {}, send_.data(), send_desc_);
     if (ctx_.plan->op != RedOp::kAvg) return;
     if (c == Coll::kReduceScatter) finish_avg(recv_.data() + own, count, ctx_.plan->dtype, nranks_);
     if (c == Coll::kReduce && rank_ == ctx_.plan->root) finish_avg(recv_.data(), count, ctx_.plan->dtype, nranks_);
@@ -177,6 +178,11 @@ class FabricBackend final : public Backend {
   }
 
   std::size_t esize() const { return dtype_size(ctx_.plan->dtype); }
+
+  // Broadcast and reduce pipeline along a chain from --ring-min (as the allreduce's ring).
+  std::size_t pieces(std::size_t count) const {
+    return chain_pieces(ctx_.plan->coll, count * esize(), count, ctx_.plan->ring_min_bytes);
+  }
 
   Algo pick(std::size_t count) const {
     return choose_algo(ctx_.plan->algo, count * dtype_size(ctx_.plan->dtype), ctx_.plan->rd_max_bytes,

@@ -220,11 +220,57 @@ void binomial_reduce(std::vector<XferStep>& steps, int n, int rank, int root, st
   }
 }
 
+// A chain through the ranks, pipelined in `pieces`: broadcast from the root
+// (relative rank 0) to the last, or reduce from the last to the root. The
+// rank `d` links from its chain's start receives piece p at step p + d - 1
+// and passes it on at step p + d: sender and receiver meet at one step
+// number, the tag of both halves.
+void chain(std::vector<XferStep>& steps, int n, int rank, int root, std::size_t count, std::size_t pieces,
+           bool reduce) {
+  const int v = static_cast<int>(mod(rank - root, n));
+  const int d = reduce ? n - 1 - v : v;  // links from the start of the data's way
+  auto real = [&](int rel) { return (rel + root) % n; };
+  const int prev = reduce ? real(v + 1) : real(v - 1), next = reduce ? real(v - 1) : real(v + 1);
+  const bool receives = d > 0, sends = d < n - 1;
+  const auto k = static_cast<long>(pieces);
+  auto piece = [&](long p, std::size_t* off, std::size_t* len) {
+    const std::size_t a = count * static_cast<std::size_t>(p) / pieces;
+    const std::size_t b = count * static_cast<std::size_t>(p + 1) / pieces;
+    *off = a;
+    *len = b - a;
+  };
+  for (long t = receives ? d - 1 : 0; t <= k - 1 + d; ++t) {
+    XferStep x;
+    x.tag = static_cast<int>(t + 1);
+    const long in = t - d + 1, out = t - d;
+    if (receives && in >= 0 && in < k) {
+      x.recv_peer = prev;
+      piece(in, &x.recv_offset, &x.recv_count);
+      x.reduce = reduce;
+    }
+    if (sends && out >= 0 && out < k) {
+      x.send_peer = next;
+      piece(out, &x.send_offset, &x.send_count);
+    }
+    if (x.recv_peer >= 0 || x.send_peer >= 0) steps.push_back(x);
+  }
+}
+
 }  // namespace
 
-std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count) {
+std::size_t chain_pieces(Coll c, std::size_t bytes, std::size_t count, std::size_t chain_min) {
+  if ((c != Coll::kBroadcast && c != Coll::kReduce) || bytes < chain_min) return 0;
+  return std::min(count, std::clamp<std::size_t>(bytes >> 20, 16, 256));
+}
+
+std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count,
+                                      std::size_t pieces) {
   std::vector<XferStep> steps;
   if (nranks <= 1 || count == 0) return steps;
+  if (pieces > 0 && (c == Coll::kBroadcast || c == Coll::kReduce)) {
+    chain(steps, nranks, rank, root, count, std::min(pieces, count), c == Coll::kReduce);
+    return steps;
+  }
   switch (c) {
     case Coll::kAllGather: ring_steps(steps, nranks, rank, count, false); break;
     case Coll::kReduceScatter: ring_steps(steps, nranks, rank, count, true); break;
@@ -258,7 +304,8 @@ std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, st
   return steps;
 }
 
-std::string collective_algorithm(Coll c) {
+std::string collective_algorithm(Coll c, std::size_t pieces) {
+  if (pieces > 0 && (c == Coll::kBroadcast || c == Coll::kReduce)) return "chain";
   switch (c) {
     case Coll::kAllGather:
     case Coll::kReduceScatter: return "ring";

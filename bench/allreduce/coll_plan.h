@@ -58,13 +58,19 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
 /// alltoall), on a working buffer laid out as the result is:
 /// - allgather: ring, n-1 steps; the rank's own block in place beforehand;
 /// - reducescatter: ring, n-1 reducing steps; the result in the rank's block;
-/// - broadcast, reduce: binomial tree from / to `root` (log2 n rounds);
+/// - broadcast, reduce: binomial tree from / to `root` (log2 n rounds), or
+///   with `pieces` > 0 a chain through the ranks from / to the root,
+///   pipelined in that many pieces (n - 2 + pieces steps of a piece each);
 /// - alltoall: pairwise exchange, n-1 steps, each sending a block of the
 ///   input buffer (send_from_input); the rank's own block copied beforehand;
 /// - sendrecv: one step, the input to rank + 1, the result from rank - 1.
 /// Empty for one rank. "allreduce" is not one of them (see choose_algo).
-std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count);
-/// The name of that schedule ("ring", "binomial", "pairwise"; "" for sendrecv).
-std::string collective_algorithm(Coll c);
+std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count,
+                                      std::size_t pieces = 0);
+/// The name of that schedule ("ring", "binomial", "chain", "pairwise"; "" for sendrecv).
+std::string collective_algorithm(Coll c, std::size_t pieces = 0);
+/// The pieces of the chain for `bytes` when broadcast and reduce pipeline
+/// (from `chain_min` bytes; 0 below: the binomial tree): 1 MiB each, 16 to 256.
+std::size_t chain_pieces(Coll c, std::size_t bytes, std::size_t count, std::size_t chain_min);
 
 }  // namespace nodeprobe::allreduce

@@ -74,7 +74,7 @@ bool simulate(Plan plan, int n, std::size_t count, RedOp op, int* wrong_ranks) {
 
 // A collective's schedule on every rank, laid out as the fabric backend lays
 // it out (out of place), then data.h's check of each rank's result.
-bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wrong_ranks) {
+bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wrong_ranks, std::size_t pieces = 0) {
   std::vector<std::vector<XferStep>> steps;
   std::vector<std::vector<float>> work(static_cast<std::size_t>(n)), input(static_cast<std::size_t>(n));
   std::vector<CollData> data;
@@ -98,7 +98,7 @@ bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wr
       std::copy(in.begin() + static_cast<long>(own), in.begin() + static_cast<long>(own + count),
                 w.begin() + static_cast<long>(own));
     else if (c != Coll::kSendRecv) std::copy(in.begin(), in.end(), w.begin());
-    steps.push_back(plan_collective(c, n, r, root, count));
+    steps.push_back(plan_collective(c, n, r, root, count, pieces));
   }
   if (n == 1 && c == Coll::kSendRecv) work[0] = input[0];
   if (!run_steps(steps, work, input, op)) return false;
@@ -124,6 +124,31 @@ TEST(CollPlan, EveryCollectiveDeliversForAnyRankCountAndRoot) {
             EXPECT_TRUE(simulate_coll(c, n, root, count, op, &wrong)) << what;
             EXPECT_EQ(wrong, 0) << what;
           }
+}
+
+// The pipelined chain of broadcast and reduce: every piece count, including
+// more pieces than elements and pieces of uneven length.
+TEST(CollPlan, ChainDeliversForAnyRankCountRootAndPieces) {
+  for (Coll c : {Coll::kBroadcast, Coll::kReduce})
+    for (int n : {2, 3, 4, 5, 8})
+      for (int root : {0, n - 1, n / 2})
+        for (std::size_t count : {1u, 5u, 37u})
+          for (std::size_t pieces : {1u, 2u, 3u, 16u}) {
+            int wrong = -1;
+            const std::string what = std::string(to_string(c)) + " n " + std::to_string(n) + " root " +
+                                     std::to_string(root) + " count " + std::to_string(count) + " pieces " +
+                                     std::to_string(pieces);
+            EXPECT_TRUE(simulate_coll(c, n, root, count, RedOp::kSum, &wrong, pieces)) << what;
+            EXPECT_EQ(wrong, 0) << what;
+          }
+  // n - 2 + pieces steps for a middle rank (one receive and one send per piece, overlapped).
+  EXPECT_EQ(plan_collective(Coll::kBroadcast, 4, 1, 0, 64, 16).size(), 17u);
+  EXPECT_EQ(plan_collective(Coll::kBroadcast, 4, 0, 0, 64, 16).size(), 16u);
+  EXPECT_EQ(collective_algorithm(Coll::kReduce, 16), "chain");
+  EXPECT_EQ(chain_pieces(Coll::kBroadcast, 4 << 20, 1 << 20, 4 << 20), 16u);
+  EXPECT_EQ(chain_pieces(Coll::kBroadcast, 1 << 20, 1 << 18, 4 << 20), 0u);
+  EXPECT_EQ(chain_pieces(Coll::kAllGather, 64 << 20, 1 << 24, 4 << 20), 0u);
+  EXPECT_EQ(chain_pieces(Coll::kReduce, 1u << 30, 1u << 28, 4 << 20), 256u);
 }
 
 // The schedules' shapes: n-1 ring or pairwise steps, log2 rounds of a tree.

@@ -85,10 +85,16 @@ TEST_P(EveryCollective, FourRanksFabricTcpRootedOnTheLastRank) {
   const Coll c = GetParam();
   const bool rooted = c == Coll::kBroadcast || c == Coll::kReduce;
   TempDir dir;
-  const ArRun r = run_ar(local_mpirun(4, args(c, "fabric:tcp", rooted ? std::vector<std::string>{"-r", "3"}
+  // From --ring-min 8K broadcast and reduce pipeline along a chain.
+  const ArRun r = run_ar(local_mpirun(4, args(c, "fabric:tcp", rooted ? std::vector<std::string>{"-r", "3", "--ring-min", "8K"}
                                                                      : std::vector<std::string>{})),
                          dir);
   expect_checked(r, c, 4, 3, {"fabric:tcp"});
+  if (rooted && r.have_report) {
+    const auto& rows = r.probe["data"]["targets"][0]["table"];
+    ASSERT_EQ(rows.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(rows[i]["algorithm"], i < 2 ? "binomial" : "chain") << rows[i].dump();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, EveryCollective,
