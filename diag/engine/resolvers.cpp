@@ -93,7 +93,8 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   if (has_signal(r, "efa.absent") && expected && !r.findings.has("efa.missing"))
     add_from_signal(r, "efa.missing", "", Severity::kUnknown, "efa.absent");
   // aws-ofi-nccl picked a TCP provider where EFA was expected, or where the
-  // job runs the EFA software stack (installer paths, an AWS-branch plugin).
+  // job runs the EFA software stack (installer paths, an AWS-branch plugin, an
+  // instance type whose interconnect is EFA: signal efa.aws_stack).
   // Not a fallback where the user chose TCP (FI_PROVIDER=tcp, NCCL_NET=Socket)
   // or the communicator spans one node (the network carries no collective).
   const bool tcp_meant = has_signal(r, "nccl.ofi_tcp_chosen") || has_signal(r, "nccl.socket_chosen") ||
