@@ -92,8 +92,14 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   // lines about its devices): the devices are not usable there.
   if (has_signal(r, "efa.absent") && expected && !r.findings.has("efa.missing"))
     add_from_signal(r, "efa.missing", "", Severity::kUnknown, "efa.absent");
-  // aws-ofi-nccl picked a TCP provider where EFA was expected.
-  if (has_signal(r, "nccl.ofi_tcp") && expected && !has_signal(r, "nccl.ofi_ok"))
+  // aws-ofi-nccl picked a TCP provider where EFA was expected, or where the
+  // job runs the EFA software stack (installer paths, an AWS-branch plugin, an
+  // instance type whose interconnect is EFA: signal efa.aws_stack).
+  // Not a fallback where the user chose TCP (FI_PROVIDER=tcp, NCCL_NET=Socket)
+  // or the communicator spans one node (the network carries no collective).
+  const bool tcp_meant = has_signal(r, "nccl.ofi_tcp_chosen") || has_signal(r, "nccl.socket_chosen") ||
+                         has_signal(r, "nccl.single_node");
+  if (has_signal(r, "nccl.ofi_tcp") && (expected || has_signal(r, "efa.aws_stack")) && !tcp_meant && !ofi_ok)
     add_from_signal(r, "efa.fallback_tcp", "ofi_tcp", Severity::kUnknown, "nccl.ofi_tcp",
                     r.signals.at("nccl.ofi_tcp").facts);
 

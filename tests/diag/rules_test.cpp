@@ -480,5 +480,96 @@ TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
   expect_only_info(r);
 }
 
+// Held-out set D (issue 13): the decision is the log's context, not the line.
+TEST(Rules, AwsOfiTcpProviderIsAFallbackUnderTheEfaStackUnlessChosenOrOneNode) {
+  const std::string tcp = "h:1:1 [0] NCCL INFO NET/OFI Selected Provider is tcp (found 1 nics)\n";
+  // Nothing says EFA: named at all only where it was expected.
+  EXPECT_EQ(analyze(tcp).get("efa.fallback_tcp"), nullptr);
+  EXPECT_EQ(analyze("h:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.16.0\n" + tcp).get("efa.fallback_tcp"),
+            nullptr)
+      << "a master-branch plugin is no sign of the EFA stack";
+  const std::string stack = "/opt/amazon/openmpi/bin/mpirun -np 16 ./all_reduce_perf\n"
+                            "h:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.12.1-aws\n";
+  const Result fb = analyze(stack + tcp);
+  ASSERT_NE(fb.get("efa.fallback_tcp"), nullptr) << fb.ids();
+  EXPECT_EQ(fb.get("efa.fallback_tcp")->severity, Severity::kWarn);
+  // TCP chosen on purpose, or one node (no network traffic): quiet.
+  EXPECT_EQ(analyze("FI_PROVIDER=tcp\n" + stack + tcp).get("efa.fallback_tcp"), nullptr);
+  EXPECT_EQ(analyze("h:1:1 [0] NCCL INFO NCCL_NET set by environment to Socket\n" + stack + tcp).get("efa.fallback_tcp"),
+            nullptr);
+  EXPECT_EQ(analyze(stack + tcp +
+                    "h:1:1 [0] NCCL INFO comm 0x55d0 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n")
+                .get("efa.fallback_tcp"),
+            nullptr);
+  AnalysisOptions efa;
+  efa.efa_expected = true;  // a chosen provider stays quiet even on an EFA instance type
+  EXPECT_EQ(analyze("export FI_PROVIDER=tcp\n" + tcp, efa).get("efa.fallback_tcp"), nullptr);
+}
+
+TEST(Rules, DcgmNvlinkDownIsAnErrorOnlyWhereTheNodeHasNvlink) {
+  const std::string down =
+      "|                           | GPU 0's NvLink link 0 is currently down Run a field diagnostic on the GPU. |\n"
+      "|                           | GPU 0's NvLink link 1 is currently down Run a field diagnostic on the GPU. |\n";
+  const Result pcie = analyze("GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-1)\n" + down);
+  expect_only_info(pcie);
+  ASSERT_NE(pcie.get("gpu.nvlink"), nullptr) << pcie.ids();
+  EXPECT_EQ(pcie.get("gpu.nvlink")->facts.value("cause", std::string()), "ports_unconnected");
+  expect_only_info(analyze(down));
+  const Result sxm = analyze("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n" + down);
+  ASSERT_NE(sxm.get("gpu.nvlink"), nullptr) << sxm.ids();
+  EXPECT_EQ(sxm.get("gpu.nvlink")->severity, Severity::kError);
+  const Result bridge = analyze("GPU 0: NVIDIA GeForce RTX 3090\n\t Link 0: 14.062 GB/s\n" + down);
+  EXPECT_EQ(bridge.get("gpu.nvlink")->severity, Severity::kError) << "a link up: the others are meant to be up";
+}
+
+TEST(Rules, MemoryRegistrationFailureUnderALowMemlockLimitIsTheLimit) {
+  const Result bare = analyze("ibv_reg_mr failed\n");
+  ASSERT_NE(bare.get("efa.mr_registration"), nullptr) << "without errno or limit the line keeps its own name";
+  EXPECT_EQ(bare.get("limits.memlock"), nullptr);
+  const Result lim = analyze("max locked memory       (kbytes, -l) 64\nibv_reg_mr failed\n");
+  ASSERT_NE(lim.get("limits.memlock"), nullptr) << lim.ids();
+  EXPECT_EQ(lim.get("efa.mr_registration")->severity, Severity::kInfo) << lim.ids();
+  EXPECT_NE(analyze("ibv_reg_mr failed, errno 12\n").get("limits.memlock"), nullptr);
+  // Other errnos are not the limit; old UCX adds its memlock hint to every failure.
+  EXPECT_EQ(analyze("ibv_reg_mr failed, errno 14 (Bad address)\n").get("limits.memlock"), nullptr);
+  EXPECT_EQ(analyze("[1] ib_md.c:287 UCX ERROR ibv_reg_mr(address=0x1, length=65536, access=0xf) failed: Bad address. "
+                    "Please set max locked memory (ulimit -l) to 'unlimited' (current: 65536 kbytes)\n")
+                .get("limits.memlock"),
+            nullptr);
+  // Unlimited is fine: the registration failure is the finding.
+  const Result unl = analyze("max locked memory       (kbytes, -l) unlimited\nibv_reg_mr failed\n");
+  EXPECT_EQ(unl.get("limits.memlock"), nullptr);
+  EXPECT_EQ(unl.get("efa.mr_registration")->severity, Severity::kError);
+}
+
+TEST(Rules, ProfilerTableDataLoaderRowJudgedByItsShare) {
+  const std::string head =
+      "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n";
+  const Result hi = analyze(head +
+                            "enumerate(DataLoader)#_SingleProcessDataLoaderIter._...        88.64%       78.632s        89.18%       79.116s     791.161ms           100  \n");
+  ASSERT_NE(hi.get("io.starved"), nullptr) << hi.ids();
+  EXPECT_EQ(hi.get("io.starved")->facts.value("cpu_percent", std::string()), "88.64");
+  EXPECT_TRUE(analyze(head +
+                      "enumerate(DataLoader)#_MultiProcessingDataLoaderIter._...         4.12%       3.632s        51.00%       3.975s      39.750ms           100  \n")
+                  .findings.empty())
+      << "a small self share is a healthy loader, whatever its total";
+}
+
+TEST(Rules, Cuda803IsADriverComponentMismatchAnd804AnOldDriver) {
+  const Result m = analyze("Error 803: system has unsupported display driver / cuda driver combination\n");
+  ASSERT_NE(m.get("gpu.driver_kernel_mismatch"), nullptr) << m.ids();
+  EXPECT_EQ(m.get("gpu.driver_kernel_mismatch")->facts.value("cause", std::string()), "cuda_system_mismatch");
+  EXPECT_EQ(m.get("gpu.cuda_driver_insufficient"), nullptr);
+  const Result c = analyze("CUDA error: forward compatibility was attempted on non supported HW\n");
+  EXPECT_NE(c.get("gpu.cuda_driver_insufficient"), nullptr) << c.ids();
+}
+
+TEST(Rules, DcgmSingleBitEccIsAWarningNotUncorrectable) {
+  const Result r = analyze("More than 0 single-bit ECC error(s) detected in GPU 3 Volatile SBEs: 17702\n");
+  ASSERT_NE(r.get("gpu.ecc"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("gpu.ecc")->severity, Severity::kWarn);
+  EXPECT_EQ(r.get("gpu.ecc")->facts.value("cause", std::string()), "correctable_rate");
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag
