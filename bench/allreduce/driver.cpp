@@ -194,7 +194,7 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
   }
   if (talk) {
     out << "# " << kTool << " " << kVersion << ": " << nranks << " rank(s) on " << hosts.node_count()
-        << " host(s), " << to_string(plan.coll) << " " << to_string(plan.dtype)
+        << " host(s), " << (plan.pt2pt ? std::string() : std::string(to_string(plan.coll)) + " ") << to_string(plan.dtype)
         << (coll_reduces(plan.coll) ? " " + std::string(to_string(plan.op)) : std::string())
         << (plan.coll == Coll::kBroadcast || plan.coll == Coll::kReduce ? " root " + std::to_string(plan.root)
                                                                          : std::string())
