@@ -66,6 +66,8 @@ void expect_checked(const ArRun& r, Coll c, int nranks, int root, const std::vec
       EXPECT_NEAR(bus, alg * coll_bus_factor(c, nranks), 1e-9 + 1e-6 * alg) << row.dump();
     }
   }
+  bool available = false;
+  EXPECT_EQ(nodeprobe::testing::schema_errors(nlohmann::json::parse(r.report.dump()), &available), "");
   const bool rooted = c == Coll::kBroadcast || c == Coll::kReduce;
   const auto line = table_line(r.proc.out, r.probe["data"]["targets"][0]["table"].back()["size"]);
   ASSERT_GE(line.size(), 9u) << r.proc.out;
