@@ -85,6 +85,12 @@ if [[ -x $bin/nodeprobe-allreduce ]]; then
   sweep=(--backend nccl -b 8 -e 1G -f 4 -n 20 -w 5 -c 1 --timeout 300)
   check "nccl backend, 1 GPU -> $out/$gpu-nccl-1gpu.json" \
     "$bin/nodeprobe-allreduce" --np 1 "${sweep[@]}" --json "$out/$gpu-nccl-1gpu.json" --label "$label"
+  # nccl-tests' other collectives (ncclAllGather ... grouped ncclSend/ncclRecv), every size data-checked.
+  for coll in allgather reducescatter broadcast reduce alltoall sendrecv; do
+    check "nccl $coll, $(( ngpus > 1 ? ngpus : 1 )) GPU(s) -> $out/$gpu-nccl-$coll.json" \
+      "$bin/nodeprobe-allreduce" --np "$(( ngpus > 1 ? ngpus : 1 ))" --collective "$coll" --backend nccl \
+      -b 8 -e 256M -f 8 -n 10 -w 2 -c 1 --timeout 300 --json "$out/$gpu-nccl-$coll.json" --label "$label"
+  done
   if [[ $ngpus -gt 1 ]]; then
     check "nccl backend, $ngpus GPUs -> $out/$gpu-nccl-${ngpus}gpu.json" \
       "$bin/nodeprobe-allreduce" --np "$ngpus" "${sweep[@]}" --json "$out/$gpu-nccl-${ngpus}gpu.json" \
