@@ -148,6 +148,7 @@ class FabricBackend final : public Backend {
                       "allgather; ring: ring reduce-scatter + allgather, pipelined; non-power-of-two ranks folded";
     j["rd_max_bytes"] = ctx_.plan->rd_max_bytes;
     j["ring_min_bytes"] = ctx_.plan->ring_min_bytes;
+    j["chain_min_bytes"] = ctx_.plan->chain_min_bytes;
     return j;
   }
 
@@ -179,9 +180,9 @@ class FabricBackend final : public Backend {
 
   std::size_t esize() const { return dtype_size(ctx_.plan->dtype); }
 
-  // Broadcast and reduce pipeline along a chain from --ring-min (as the allreduce's ring).
+  // Broadcast and reduce pipeline along a chain from --chain-min.
   std::size_t pieces(std::size_t count) const {
-    return chain_pieces(ctx_.plan->coll, count * esize(), count, ctx_.plan->ring_min_bytes);
+    return chain_pieces(ctx_.plan->coll, count * esize(), count, ctx_.plan->chain_min_bytes);
   }
 
   Algo pick(std::size_t count) const {

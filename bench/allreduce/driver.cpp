@@ -76,7 +76,10 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["datatype"] = std::string(to_string(plan.dtype));
   c["op"] = std::string(to_string(plan.op));
   c["collective"] = std::string(to_string(plan.coll));
-  if (plan.coll == Coll::kBroadcast || plan.coll == Coll::kReduce) c["root"] = plan.root;
+  if (plan.coll == Coll::kBroadcast || plan.coll == Coll::kReduce) {
+    c["root"] = plan.root;
+    c["chain_min_bytes"] = plan.chain_min_bytes;
+  }
   c["inplace"] = opt.inplace;
   c["chunk_bytes"] = plan.chunk_bytes;
   c["window"] = opt.window;

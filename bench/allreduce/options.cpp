@@ -75,6 +75,10 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
   app.add_option("--ring-min", o.ring_min,
                  "fabric, --algo auto: the ring from this size (bytes, K/M/G); Rabenseifner between --rd-max and it");
+  app.add_option("--chain-min", o.chain_min,
+                 "fabric broadcast and reduce: a chain through the ranks pipelined in pieces from this size (bytes, "
+                 "K/M/G), the binomial tree below")
+      ->capture_default_str();
   app.add_option("--iface", o.iface,
                  "Interface for the mesh check, the control channel and fabric over tcp "
                  "(default: NCCL_SOCKET_IFNAME, else the first non-loopback interface)");
@@ -155,6 +159,7 @@ Plan make_plan(const Options& o) {
                      " has one schedule (docs/allreduce.md)");
   p.rd_max_bytes = size_or_throw("--rd-max", o.rd_max);
   p.ring_min_bytes = size_or_throw("--ring-min", o.ring_min);
+  p.chain_min_bytes = size_or_throw("--chain-min", o.chain_min);
   if (p.rd_max_bytes >= p.ring_min_bytes)
     throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + o.ring_min);
 

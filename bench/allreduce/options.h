@@ -36,6 +36,7 @@ struct Options {
   std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
   std::string rd_max = "4K";          ///< fabric auto: recursive doubling up to this size
   std::string ring_min = "4M";        ///< fabric auto: the ring from this size (Rabenseifner between)
+  std::string chain_min = "64K";      ///< fabric broadcast/reduce: the pipelined chain from this size (binomial below)
   std::string iface;                  ///< interface for mesh / control / fabric tcp
   std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")
   bool mesh = false;
@@ -70,6 +71,7 @@ struct Plan {
   std::size_t chunk_bytes = 0;
   Algo algo = Algo::kAuto;
   std::size_t rd_max_bytes = 0, ring_min_bytes = 0;
+  std::size_t chain_min_bytes = 0;
   std::size_t grad_bytes = 0;
   struct Fault {
     int rank = -1;

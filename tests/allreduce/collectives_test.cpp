@@ -87,8 +87,8 @@ TEST_P(EveryCollective, FourRanksFabricTcpRootedOnTheLastRank) {
   const Coll c = GetParam();
   const bool rooted = c == Coll::kBroadcast || c == Coll::kReduce;
   TempDir dir;
-  // From --ring-min 8K broadcast and reduce pipeline along a chain.
-  const ArRun r = run_ar(local_mpirun(4, args(c, "fabric:tcp", rooted ? std::vector<std::string>{"-r", "3", "--ring-min", "8K"}
+  // From --chain-min 8K broadcast and reduce pipeline along a chain.
+  const ArRun r = run_ar(local_mpirun(4, args(c, "fabric:tcp", rooted ? std::vector<std::string>{"-r", "3", "--chain-min", "8K"}
                                                                      : std::vector<std::string>{})),
                          dir);
   expect_checked(r, c, 4, 3, {"fabric:tcp"});

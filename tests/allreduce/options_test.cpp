@@ -78,6 +78,8 @@ TEST(Options, CollectiveByNcclTestsNames) {
   EXPECT_NE(error_of({"--collective", "allgather", "--scaling"}).find("--scaling"), std::string::npos);
   EXPECT_NE(error_of({"--collective", "sendrecv", "--pt2pt"}).find("--pt2pt"), std::string::npos);
   EXPECT_NE(error_of({"--collective", "broadcast", "--algo", "ring"}).find("--algo chooses"), std::string::npos);
+  EXPECT_EQ(plan_of({}).chain_min_bytes, 64u << 10);
+  EXPECT_EQ(plan_of({"--collective", "broadcast", "--chain-min", "1M"}).chain_min_bytes, 1u << 20);
   // avg is an op of reducing collectives only; a broadcast moves the data as it is.
   EXPECT_EQ(error_of({"--collective", "broadcast", "-o", "avg", "--backend", "fabric"}), "");
 }
