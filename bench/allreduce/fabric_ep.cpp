@@ -293,7 +293,7 @@ void PollPacer::note(bool busy) {
     return;
   }
   if (idle_++ == 0) idle_since_s_ = steady_clock().now_s();
-  else if (idle_ > 16) sched_yield();
+  else if (idle_ > 0) sched_yield();
 }
 
 Json FabricEndpoint::describe() const {

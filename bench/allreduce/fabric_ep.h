@@ -39,7 +39,10 @@ struct FabricOp {
 };
 
 /// How a progress loop waits for completions: it polls, yielding the CPU
-/// after a few empty polls (ranks may share cores), and blocks in the CQ only
+/// after every empty poll (ranks may share cores: yielding only after 16
+/// empty polls, 8 B-4 KB allreduces on 4 netns hosts took 101-174 us p50,
+/// yielding at once 79-124 us, the same bandwidth from 256 KB; MPI, with
+/// mpi_yield_when_idle, 71-86 us), and blocks in the CQ only
 /// after 2 ms without progress. Blocking earlier costs latency: a blocking
 /// read of the tcp provider may sleep its whole 1 ms although the message is
 /// there (measured: about 450 us per 8-byte recursive-doubling allreduce on 4
