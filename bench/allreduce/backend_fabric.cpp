@@ -95,12 +95,9 @@ class FabricBackend final : public Backend {
   // reducescatter's result stays in the rank's block (as NCCL's).
   void fill(std::size_t count, bool in_place, int rep) override {
     const CollData d = coll_data(ctx_, count);
-    const Coll c = d.coll;
-    const bool from_input = c == Coll::kAllToAll || c == Coll::kSendRecv;
-    unsigned char* dst = in_place && !from_input ? recv_.data() : send_.data();
-    if (in_place && c == Coll::kAllGather) dst += static_cast<std::size_t>(rank_) * count * esize();
-    if (!in_place || c == Coll::kAllGather) fill_poison(recv_.data(), d.counts.recv, d.type);
-    fill_coll_input(dst, d, rep);
+    const CollLayout l = coll_layout(d, in_place);
+    fill_poison(recv_.data(), l.poison, d.type);
+    fill_coll_input((l.input_in_result ? recv_.data() : send_.data()) + l.input_at * esize(), d, rep);
   }
 
   void launch(std::size_t count, bool in_place) override {

@@ -40,17 +40,16 @@ class MpiBackend final : public Backend {
     NP_CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, ctx_.comm));
   }
 
-  // Out of place the input is in send_, the result in recv_. In place (MPI_IN_PLACE):
-  // allgather's input is the rank's block of recv_; reducescatter's result the
-  // first block of recv_ (the MPI standard's place; NCCL's is the rank's block);
-  // broadcast has no out-of-place form in MPI, so both run MPI_Bcast on recv_.
+  // nccl-tests' layout (coll_layout), except two MPI places: the in-place
+  // reducescatter's result is the first block of recv_ (the MPI standard's),
+  // and broadcast has no out-of-place form, so both placements run MPI_Bcast
+  // on recv_ (the input written there, after the poison).
   void fill(std::size_t count, bool in_place, int rep) override {
     const CollData d = data(count);
-    const std::size_t esize = dtype_size(d.type);
-    unsigned char* dst = in_place || d.coll == Coll::kBroadcast ? recv_.data() : send_.data();
-    if (in_place && d.coll == Coll::kAllGather) dst += static_cast<std::size_t>(rank_) * count * esize;
-    if (!in_place || d.coll == Coll::kAllGather) fill_poison(recv_.data(), d.counts.recv, d.type);
-    fill_coll_input(dst, d, rep);
+    const CollLayout l = coll_layout(d, in_place);
+    const bool in_result = l.input_in_result || d.coll == Coll::kBroadcast;
+    fill_poison(recv_.data(), l.poison, d.type);
+    fill_coll_input((in_result ? recv_.data() : send_.data()) + l.input_at * dtype_size(d.type), d, rep);
   }
 
   void launch(std::size_t count, bool in_place) override {

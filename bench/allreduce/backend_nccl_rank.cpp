@@ -131,7 +131,8 @@ void NcclRank::bind_thread() { NP_RANK_CUDA(cudaSetDevice(dev_)); }
 
 namespace {
 
-std::string coll_call(Coll c) {
+// A literal: launch() names its call on every (timed) launch.
+const char* coll_call(Coll c) {
   switch (c) {
     case Coll::kAllGather: return "ncclAllGather";
     case Coll::kReduceScatter: return "ncclReduceScatter";
@@ -143,6 +144,8 @@ std::string coll_call(Coll c) {
   }
 }
 
+}  // namespace
+
 std::size_t nccl_type_size(ncclDataType_t t) {
   switch (t) {
     case ncclInt8: case ncclUint8: return 1;
@@ -151,8 +154,6 @@ std::size_t nccl_type_size(ncclDataType_t t) {
     default: return 4;
   }
 }
-
-}  // namespace
 
 void NcclRank::fill(const void* host, std::size_t bytes, bool in_place, std::size_t offset, std::size_t poison) {
   if (poison == 0 && !in_place) poison = bytes;
@@ -165,16 +166,13 @@ void NcclRank::fill(const void* host, std::size_t bytes, bool in_place, std::siz
 
 void NcclRank::fill_coll(const void* host, const CollData& d, bool in_place) {
   const std::size_t esize = dtype_size(d.type);
-  const bool gather = d.coll == Coll::kAllGather;
-  const std::size_t own = static_cast<std::size_t>(d.rank) * d.counts.param * esize;
-  fill(host, d.counts.send * esize, in_place, in_place && gather ? own : 0,
-       !in_place || gather ? d.counts.recv * esize : 0);
+  const CollLayout l = coll_layout(d, in_place);
+  fill(host, d.counts.send * esize, l.input_in_result, l.input_at * esize, l.poison * esize);
 }
 
 void NcclRank::read_coll(void* host, const CollData& d, bool in_place) {
   const std::size_t esize = dtype_size(d.type);
-  const std::size_t own = static_cast<std::size_t>(d.rank) * d.counts.param * esize;
-  read(host, d.counts.recv * esize, in_place && d.coll == Coll::kReduceScatter ? own : 0);
+  read(host, d.counts.recv * esize, coll_layout(d, in_place).result_at * esize);
 }
 
 void NcclRank::launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bool in_place, Coll coll, int root) {
@@ -182,7 +180,7 @@ void NcclRank::launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bo
   auto* recv = static_cast<unsigned char*>(recv_);
   const std::size_t block = count * nccl_type_size(type);
   const std::size_t own = static_cast<std::size_t>(rank_) * block;
-  const std::string call = coll_call(coll);
+  const char* call = coll_call(coll);
   last_coll_ = coll;
   ncclResult_t r = ncclSuccess;
   const NcclLibrary& nccl = *api_.nccl;
@@ -221,8 +219,8 @@ void NcclRank::launch(std::size_t count, ncclDataType_t type, ncclRedOp_t op, bo
     }
   }
   // A nonblocking communicator may still be enqueueing: done before the next call.
-  if (r == ncclInProgress) settle(call.c_str());
-  else if (r != ncclSuccess) fail_nccl(r, call.c_str());
+  if (r == ncclInProgress) settle(call);
+  else if (r != ncclSuccess) fail_nccl(r, call);
 }
 
 void NcclRank::wait(double stall_s) {
@@ -240,7 +238,7 @@ void NcclRank::wait(double stall_s) {
         && async != ncclInProgress
 #endif
     )
-      fail_nccl(async, (coll_call(last_coll_) + " (asynchronous error)").c_str());
+      fail_nccl(async, (std::string(coll_call(last_coll_)) + " (asynchronous error)").c_str());
     if (stop_ && stop_()) stopped(("the " + std::string(to_string(last_coll_))).c_str());
     if (clock.now_s() - t0 > stall_s) {
       failed_ = true;

@@ -33,6 +33,9 @@ std::string nccl_result_name(ncclResult_t r);
 /// Thrown when a wait ended without completion: the stop predicate
 /// (set_stop) said so, or no progress within wait()'s stall limit. The
 /// communicator has been aborted.
+/// Bytes per element of an NCCL data type.
+std::size_t nccl_type_size(ncclDataType_t t);
+
 class NcclStopped : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

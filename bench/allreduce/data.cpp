@@ -178,6 +178,16 @@ void fill_coll_input(void* send, const CollData& d, int rep) {
   for (std::size_t i = 0; i < n; ++i) store_elem(send, i, d.type, moved_value(d.rank, i, rep));
 }
 
+CollLayout coll_layout(const CollData& d, bool in_place) {
+  const std::size_t own = static_cast<std::size_t>(d.rank) * d.counts.param;
+  CollLayout l;
+  l.input_in_result = in_place;
+  l.input_at = in_place && d.coll == Coll::kAllGather ? own : 0;
+  l.poison = !in_place || d.coll == Coll::kAllGather ? d.counts.recv : 0;
+  l.result_at = in_place && d.coll == Coll::kReduceScatter ? own : 0;
+  return l;
+}
+
 bool coll_has_result(const CollData& d) { return d.coll != Coll::kReduce || d.rank == d.root; }
 
 long count_coll_wrong(const void* recv, const CollData& d, int rep) {

@@ -39,6 +39,19 @@ struct CollData {
   int rank = 0, nranks = 1, root = 0;
 };
 
+/// Where one placement keeps a collective's data, as nccl-tests lays it out
+/// (in elements): the input goes to the send buffer, or in place to the
+/// result buffer at `input_at` (allgather: the rank's block); the first
+/// `poison` elements of the result buffer are poisoned before it (out of
+/// place all of it, in-place allgather the blocks of the other ranks too);
+/// the result is read at `result_at` of the result buffer (in-place
+/// reducescatter: the rank's block).
+struct CollLayout {
+  bool input_in_result = false;
+  std::size_t input_at = 0, poison = 0, result_at = 0;
+};
+CollLayout coll_layout(const CollData& d, bool in_place);
+
 /// Writes this rank's input (counts.send elements) into `send`: a reducing
 /// collective's inputs as fill_input; the others carry values that name the
 /// sending rank and the element, so a block from the wrong rank or at the

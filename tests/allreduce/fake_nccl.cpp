@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ar_types.h"
+#include "backend_nccl_rank.h"
 
 namespace nodeprobe::allreduce::testing {
 
@@ -38,14 +39,7 @@ int g_comm = 0;  // the one-rank communicator's address
 ncclComm_t the_comm() { return reinterpret_cast<ncclComm_t>(&g_comm); }
 constexpr double kInitWaitS = 30;  // a blocking init whose peers never come: fail, never hang a test
 
-std::size_t type_size(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8: case ncclUint8: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 4;
-  }
-}
+std::size_t type_size(ncclDataType_t t) { return nccl_type_size(t); }  // the product's
 
 template <typename T>
 void add_into(unsigned char* dst, const unsigned char* src, std::size_t count) {
