@@ -1,7 +1,7 @@
 // The fabric backend: nodeprobe's own allreduce over libfabric RDM tagged
 // messages, the algorithm chosen by size (recursive doubling for small
-// messages, Rabenseifner between, the pipelined ring for large ones; --algo,
-// --rd-max, --ring-min). The same code runs on every provider, so tcp vs efa
+// messages (one-shot below that on a few ranks), Rabenseifner between, the
+// pipelined ring for large ones; --algo, --oneshot-max, --rd-max, --ring-min). The same code runs on every provider, so tcp vs efa
 // compares the fabrics, not two different algorithms.
 #include <algorithm>
 #include <cstring>
@@ -59,14 +59,14 @@ class FabricBackend final : public Backend {
       }
       if (provider_ == "shm" && !ctx_.single_host)
         throw BackendUnavailable("provider shm connects the ranks of one host only; this run spans hosts");
-      ep_ = std::make_unique<FabricEndpoint>(provider_, ctx_.iface);
+      ep_ = std::make_unique<FabricEndpoint>(resolve_provider(provider_, present), ctx_.iface);
     });
     run_agreed(ctx_.comm, [&] {
       ep_->connect(ctx_.comm);
       ring_ = std::make_unique<FabricRing>(*ep_, rank_, nranks_, ctx_.plan->dtype, ctx_.plan->op,
                                            ctx_.plan->chunk_bytes, static_cast<std::size_t>(ctx_.opt->window));
       steps_ = std::make_unique<FabricSteps>(*ep_, ctx_.plan->dtype, ctx_.plan->op, max_count, ctx_.plan->chunk_bytes,
-                                             static_cast<std::size_t>(ctx_.opt->window));
+                                             static_cast<std::size_t>(ctx_.opt->window), oneshot_scratch(max_count));
       send_.assign(std::max<std::size_t>(max_count * esize, 1), 0);
       recv_.assign(std::max<std::size_t>(max_count * esize, 1), 0);
       send_desc_ = ep_->register_memory(send_.data(), send_.size());
@@ -74,7 +74,9 @@ class FabricBackend final : public Backend {
     });
     // Warm: connects the peers of every algorithm (tcp sets up connections lazily).
     const std::size_t warm = std::min<std::size_t>(max_count, 1024);
-    for (const Algo a : {Algo::kRing, Algo::kRecursiveDoubling, Algo::kRabenseifner}) {
+    for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner}) {
+      if (a == Algo::kOneShot && nranks_ > (ctx_.plan->algo == Algo::kOneShot ? kOneShotTagRanks : kOneShotMaxRanks))
+        continue;
       fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
       run(a, warm);
     }
@@ -141,10 +143,13 @@ class FabricBackend final : public Backend {
     j["max_chunk_bytes"] = ring_ ? ring_->max_chunk_elems() * dtype_size(ctx_.plan->dtype) : 0;
     j["window"] = ring_ ? ring_->window() : 0;
     j["algorithm"] = to_string(ctx_.plan->algo);
-    j["algorithms"] = "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
+    j["algorithms"] = "oneshot: every rank sends its vector to every other and reduces all in rank order; "
+                      "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
                       "allgather; ring: ring reduce-scatter + allgather, pipelined; non-power-of-two ranks folded";
-    j["rd_max_bytes"] = ctx_.plan->rd_max_bytes;
-    j["ring_min_bytes"] = ctx_.plan->ring_min_bytes;
+    j["oneshot_max_bytes"] = ctx_.plan->algo_sizes.oneshot_max;
+    j["oneshot_max_ranks"] = kOneShotMaxRanks;
+    j["rd_max_bytes"] = ctx_.plan->algo_sizes.rd_max;
+    j["ring_min_bytes"] = ctx_.plan->algo_sizes.ring_min;
     j["chain_min_bytes"] = ctx_.plan->chain_min_bytes;
     return j;
   }
@@ -177,18 +182,30 @@ class FabricBackend final : public Backend {
 
   std::size_t esize() const { return dtype_size(ctx_.plan->dtype); }
 
+  // A one-shot receives every peer's vector at once: n-1 of the largest it
+  // runs for (up to --oneshot-max under auto; every size when forced).
+  std::size_t oneshot_scratch(std::size_t max_count) const {
+    if (ctx_.plan->coll != Coll::kAllReduce || nranks_ <= 1) return 0;
+    std::size_t largest = 0;
+    if (ctx_.plan->algo == Algo::kOneShot && nranks_ <= kOneShotTagRanks) largest = max_count;
+    else if (ctx_.plan->algo == Algo::kAuto && nranks_ <= kOneShotMaxRanks)
+      largest = std::min(max_count, ctx_.plan->algo_sizes.oneshot_max / esize());
+    largest = std::max<std::size_t>(largest, std::min<std::size_t>(max_count, 1024));  // the warm-up's
+    return (static_cast<std::size_t>(nranks_) - 1) * largest;
+  }
+
   // Broadcast and reduce pipeline along a chain from --chain-min.
   std::size_t pieces(std::size_t count) const {
     return chain_pieces(ctx_.plan->coll, count * esize(), count, ctx_.plan->chain_min_bytes);
   }
 
   Algo pick(std::size_t count) const {
-    return choose_algo(ctx_.plan->algo, count * dtype_size(ctx_.plan->dtype), ctx_.plan->rd_max_bytes,
-                       ctx_.plan->ring_min_bytes);
+    return choose_algo(ctx_.plan->algo, count * dtype_size(ctx_.plan->dtype), nranks_, ctx_.plan->algo_sizes);
   }
 
   void run(Algo a, std::size_t count) {
     switch (a) {
+      case Algo::kOneShot: steps_->run(plan_oneshot(nranks_, rank_, count), recv_.data(), recv_desc_); break;
       case Algo::kRecursiveDoubling:
         steps_->run(plan_recursive_doubling(nranks_, rank_, count), recv_.data(), recv_desc_);
         break;

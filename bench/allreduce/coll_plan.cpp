@@ -90,6 +90,7 @@ XferStep rabenseifner_step(const Fold& f, std::size_t count, int mask, int tag, 
 std::string to_string(Algo a) {
   switch (a) {
     case Algo::kAuto: return "auto";
+    case Algo::kOneShot: return "oneshot";
     case Algo::kRecursiveDoubling: return "rd";
     case Algo::kRabenseifner: return "rabenseifner";
     case Algo::kRing: return "ring";
@@ -99,6 +100,7 @@ std::string to_string(Algo a) {
 
 bool algo_from_string(const std::string& s, Algo* out) {
   if (s == "auto") *out = Algo::kAuto;
+  else if (s == "oneshot" || s == "one_shot") *out = Algo::kOneShot;
   else if (s == "rd" || s == "recursive_doubling") *out = Algo::kRecursiveDoubling;
   else if (s == "rabenseifner") *out = Algo::kRabenseifner;
   else if (s == "ring") *out = Algo::kRing;
@@ -106,11 +108,35 @@ bool algo_from_string(const std::string& s, Algo* out) {
   return true;
 }
 
-Algo choose_algo(Algo requested, std::size_t bytes, std::size_t rd_max, std::size_t ring_min) {
+Algo choose_algo(Algo requested, std::size_t bytes, int nranks, const AlgoSizes& sizes) {
+  // The one-shot's pair tags have 20 bits: beyond 1023 ranks it would alias.
+  if (requested == Algo::kOneShot && nranks > kOneShotTagRanks) return Algo::kRecursiveDoubling;
   if (requested != Algo::kAuto) return requested;
-  if (bytes <= rd_max) return Algo::kRecursiveDoubling;
-  if (bytes >= ring_min) return Algo::kRing;
+  if (bytes <= sizes.oneshot_max && nranks <= kOneShotMaxRanks) return Algo::kOneShot;
+  if (bytes <= sizes.rd_max) return Algo::kRecursiveDoubling;
+  if (bytes >= sizes.ring_min) return Algo::kRing;
   return Algo::kRabenseifner;
+}
+
+std::vector<XferStep> plan_oneshot(int nranks, int rank, std::size_t count) {
+  std::vector<XferStep> steps;
+  if (nranks <= 1 || count == 0) return steps;
+  // Peers in rank order: the reduction runs in this order too.
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer == rank) continue;
+    XferStep s;
+    // Receives match by tag alone (any sender): a tag per pair of ranks keeps
+    // each peer's vector in its own place.
+    s.tag = 1 + std::min(rank, peer) * nranks + std::max(rank, peer);
+    s.send_peer = s.recv_peer = peer;
+    s.send_count = s.recv_count = count;
+    s.reduce = true;
+    s.with_next = true;
+    s.reduce_before_own = peer < rank;
+    steps.push_back(s);
+  }
+  steps.back().with_next = false;
+  return steps;
 }
 
 std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t count) {

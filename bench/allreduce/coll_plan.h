@@ -2,6 +2,11 @@
 /// Latency-bound allreduce schedules of the fabric backend, apart from the
 /// endpoint that runs them (so a unit test can run every rank in memory):
 ///
+/// - one-shot: every rank sends its whole vector to every other rank at once
+///   and reduces the n vectors itself, in rank order (so every rank gets the
+///   same bits): one latency step instead of log2(P), n-1 messages of S per
+///   rank (the smallest sizes on few ranks; TensorRT-LLM's custom allreduce
+///   and NCCL's NVLS one-shot do the same within a node);
 /// - recursive doubling: log2(P) exchanges of the whole vector (small sizes:
 ///   fewest steps; each rank sends log2(P) x S);
 /// - Rabenseifner: reduce-scatter by recursive halving, then allgather by
@@ -23,16 +28,28 @@
 namespace nodeprobe::allreduce {
 
 /// The allreduce algorithms of the fabric backend.
-enum class Algo { kAuto, kRecursiveDoubling, kRabenseifner, kRing };
+enum class Algo { kAuto, kOneShot, kRecursiveDoubling, kRabenseifner, kRing };
 
-/// "auto", "rd", "rabenseifner", "ring".
+/// "auto", "oneshot", "rd", "rabenseifner", "ring".
 std::string to_string(Algo a);
-/// Accepts the names above and "recursive_doubling"; false when unknown.
+/// Accepts the names above, "one_shot" and "recursive_doubling"; false when unknown.
 bool algo_from_string(const std::string& s, Algo* out);
 
-/// What auto picks for `bytes`: recursive doubling up to `rd_max`, the ring
-/// from `ring_min`, Rabenseifner between. One rank or no element: ring (a no-op).
-Algo choose_algo(Algo requested, std::size_t bytes, std::size_t rd_max, std::size_t ring_min);
+/// The thresholds of --algo auto, in bytes of the vector.
+struct AlgoSizes {
+  std::size_t oneshot_max = 0;  ///< one-shot up to this (on at most kOneShotMaxRanks ranks); 0: never
+  std::size_t rd_max = 0;       ///< then recursive doubling up to this
+  std::size_t ring_min = 0;     ///< the ring from this; Rabenseifner between
+};
+/// Auto uses one-shot on at most this many ranks: each rank sends n-1
+/// messages, so the one latency step it saves stops paying beyond a few peers.
+constexpr int kOneShotMaxRanks = 8;
+/// A forced one-shot runs on at most this many ranks (its tags name the pair
+/// of ranks in 20 bits); beyond, recursive doubling runs (and is reported).
+constexpr int kOneShotTagRanks = 1023;
+
+/// What auto picks for `bytes` on `nranks` ranks (see AlgoSizes).
+Algo choose_algo(Algo requested, std::size_t bytes, int nranks, const AlgoSizes& sizes);
 
 /// One exchange of a schedule. Both halves are optional (peer -1). The
 /// receive goes to scratch and is reduced into the buffer when `reduce`,
@@ -47,9 +64,19 @@ struct XferStep {
   bool reduce = false;
   /// The send reads the separate input buffer (alltoall, sendrecv), not the working one.
   bool send_from_input = false;
+  /// Runs at the same time as the next step: a group of such steps is posted
+  /// at once and ends when all of them have. The receives of a group's
+  /// reducing steps (same recv range) are reduced once all have arrived, in
+  /// the group's order, with the rank's own vector placed after those marked
+  /// reduce_before_own (reduce_ordered, data.h).
+  bool with_next = false;
+  /// In a group: what this step receives comes before the rank's own vector
+  /// in the reduction order (the one-shot's lower ranks).
+  bool reduce_before_own = false;
 };
 
 /// The steps of `rank` among `nranks` for `count` elements.
+std::vector<XferStep> plan_oneshot(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count);
 

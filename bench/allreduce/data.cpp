@@ -222,6 +222,14 @@ void reduce_into(void* dst, const void* src, std::size_t count, DType type, RedO
   }
 }
 
+void reduce_ordered(void* own, void* const* parts, std::size_t nparts, std::size_t own_at, std::size_t count,
+                    DType type, RedOp op) {
+  own_at = std::min(own_at, nparts);
+  for (std::size_t i = 1; i < own_at; ++i) reduce_into(parts[0], parts[i], count, type, op);
+  if (own_at > 0) reduce_into(own, parts[0], count, type, op);  // own op acc == acc op own
+  for (std::size_t i = own_at; i < nparts; ++i) reduce_into(own, parts[i], count, type, op);
+}
+
 void finish_avg(void* buf, std::size_t count, DType type, int nranks) {
   for (std::size_t i = 0; i < count; ++i)
     store_elem(buf, i, type, load_elem(buf, i, type) / nranks);

@@ -71,6 +71,13 @@ long count_wrong(const void* buf, std::size_t count, DType type, RedOp op, int n
 /// dst[i] = dst[i] op src[i] for `count` elements (sum, prod, min, max; avg sums,
 /// the caller divides once at the end with finish_avg).
 void reduce_into(void* dst, const void* src, std::size_t count, DType type, RedOp op);
+/// Reduces `nparts` received vectors of `count` elements into `own`, in a
+/// fixed order: parts [0, own_at), then `own`, then parts [own_at, nparts):
+/// (((p0 op p1) op own) op p2) for own_at 2. The ops are commutative, so a
+/// one-shot allreduce that lists every rank's vector in rank order gives
+/// every rank the same bits. parts[0] is overwritten when own_at > 1.
+void reduce_ordered(void* own, void* const* parts, std::size_t nparts, std::size_t own_at, std::size_t count,
+                    DType type, RedOp op);
 /// Divides every element by `nranks` (for avg).
 void finish_avg(void* buf, std::size_t count, DType type, int nranks);
 

@@ -84,8 +84,9 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["chunk_bytes"] = plan.chunk_bytes;
   c["window"] = opt.window;
   c["algo"] = to_string(plan.algo);
-  c["rd_max_bytes"] = plan.rd_max_bytes;
-  c["ring_min_bytes"] = plan.ring_min_bytes;
+  c["oneshot_max_bytes"] = plan.algo_sizes.oneshot_max;
+  c["rd_max_bytes"] = plan.algo_sizes.rd_max;
+  c["ring_min_bytes"] = plan.algo_sizes.ring_min;
   c["ranks"] = nranks;
   c["hosts"] = hosts.hosts;
   if (opt.mesh) c["mesh"] = true;

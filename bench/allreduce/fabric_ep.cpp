@@ -82,6 +82,11 @@ std::vector<std::string> present_providers() {
   return {names.begin(), names.end()};
 }
 
+std::string resolve_provider(const std::string& requested, const std::vector<std::string>& present) {
+  if (requested == "tcp" && std::find(present.begin(), present.end(), "net") != present.end()) return "net";
+  return requested;
+}
+
 FabricEndpoint::FabricEndpoint(const std::string& provider, const std::string& iface) {
   fi_info* hints = fi_allocinfo();
   if (!hints) throw_api_error("libfabric", -FI_ENOMEM, "FI_ENOMEM", "fi_allocinfo failed", "fi_allocinfo()", __FILE__, __LINE__);

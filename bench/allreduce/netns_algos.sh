@@ -13,9 +13,14 @@
 # fabric busbw / link rate (goal >= 0.93).
 # Needs root (network namespaces). Small and large sizes run with their own
 # iteration counts so the whole run stays near 10 minutes at 1 Gbit/s.
+# Rounds: every variant runs once per round, the rounds one after another,
+# and each variant's number per size is its median over the rounds. Picking
+# the best of seven MPI variants measured once each would pick the luckiest
+# moment of a shared machine; medians over interleaved rounds do not.
 #
 #   bench/allreduce/netns_algos.sh [BUILD_DIR] [--rate 1gbit] [--small 8:1M] [--large 2M:256M]
-#                                  [--small-iters 40] [--large-iters 3] [--id 43] [--fabric-args "..."]
+#                                  [--small-iters 40] [--large-iters 3] [--small-rounds 3] [--large-rounds 1]
+#                                  [--id 43] [--fabric-args "..."]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$here/build
@@ -24,12 +29,14 @@ small=8:1M
 large=2M:256M
 small_iters=40
 large_iters=3
+small_rounds=3
+large_rounds=1
 id=43
 fabric_args=""
 # shellcheck source=bench/allreduce/netns_lib.sh
 . "$here/bench/allreduce/netns_lib.sh"
 netns_bench_args netns_algos.sh --small small --large large --small-iters small_iters --large-iters large_iters \
-  --fabric-args fabric_args -- "$@"
+  --small-rounds small_rounds --large-rounds large_rounds --fabric-args fabric_args -- "$@"
 netns_bench_up netns_algos.sh "$build" "$id" "$rate"
 # shellcheck disable=SC2206
 fargs=($fabric_args)
@@ -45,26 +52,34 @@ run_one() {  # NAME SIZES ITERS BACKENDS [mpirun MCA flags...]
   echo "==> [$name] $((SECONDS - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 }
 forced() { echo --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm "$1"; }
-run_one small-default "$small" "$small_iters" fabric:tcp,mpi
-for a in 1 2 3 4 5 6; do
-  # shellcheck disable=SC2046
-  run_one "small-mpi$a" "$small" "$small_iters" mpi $(forced "$a")
+for ((r = 1; r <= small_rounds; r++)); do
+  run_one "small-default.r$r" "$small" "$small_iters" fabric:tcp,mpi
+  for a in 1 2 3 4 5 6; do
+    # shellcheck disable=SC2046
+    run_one "small-mpi$a.r$r" "$small" "$small_iters" mpi $(forced "$a")
+  done
 done
-run_one large-default "$large" "$large_iters" fabric:tcp,mpi
-for a in 3 4 5 6; do
-  # shellcheck disable=SC2046
-  run_one "large-mpi$a" "$large" "$large_iters" mpi $(forced "$a")
+for ((r = 1; r <= large_rounds; r++)); do
+  run_one "large-default.r$r" "$large" "$large_iters" fabric:tcp,mpi
+  for a in 3 4 5 6; do
+    # shellcheck disable=SC2046
+    run_one "large-mpi$a.r$r" "$large" "$large_iters" mpi $(forced "$a")
+  done
 done
 
 python3 - "$rate" "$out" <<'PY'
-import glob, json, os, re, sys
+import glob, json, os, re, statistics, sys
 rate, out = sys.argv[1], sys.argv[2]
 m = re.fullmatch(r"([0-9.]+)([kmgt]?)(bit|bps)", rate)
 link = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)] / (8 if m.group(3) == "bit" else 1) / 1e9
 names = {"1": "linear", "2": "nonoverlap", "3": "rd", "4": "ring", "5": "segring", "6": "rabenseifner"}
-fab, mdef, forced = {}, {}, {}   # size -> (busbw, time, algo, p50) / (busbw, p50) / {alg: (busbw, p50)}
+# Per variant and size, one sample per round; the medians are compared.
+samples = {}  # (variant, size) -> [(busbw, time, p50)]
+algos = {}    # size -> fabric's algorithm
+rounds = set()
 for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-    run = os.path.basename(path)[:-5]
+    run, _, rnd = os.path.basename(path)[:-5].partition(".r")
+    rounds.add(rnd)
     try:
         p = json.load(open(path))["probes"][0]
     except Exception as e:
@@ -79,11 +94,22 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
             size = row["size"]
             p50 = o.get("time_p50_us", o["time_us"])
             if t["target"].startswith("fabric"):
-                fab[size] = (o["busbw_GBps"], o["time_us"], row.get("algorithm", "?"), p50)
-            elif run.endswith("default"):
-                mdef[size] = (o["busbw_GBps"], p50)
+                variant = "fabric"
+                algos[size] = row.get("algorithm", "?")
             else:
-                forced.setdefault(size, {})[names[run[-1]]] = (o["busbw_GBps"], p50)
+                variant = "default" if run.endswith("default") else names[run[-1]]
+            samples.setdefault((variant, size), []).append((o["busbw_GBps"], o["time_us"], p50))
+def med(variant, size):
+    got = samples.get((variant, size))
+    if not got: return None
+    return tuple(statistics.median(x[i] for x in got) for i in range(3))
+fab, mdef, forced = {}, {}, {}   # size -> (busbw, time, algo, p50) / (busbw, p50) / {alg: (busbw, p50)}
+for (variant, size) in samples:
+    b, us, p50 = med(variant, size)
+    if variant == "fabric": fab[size] = (b, us, algos[size], p50)
+    elif variant == "default": mdef[size] = (b, p50)
+    else: forced.setdefault(size, {})[variant] = (b, p50)
+print(f"\n{len(rounds)} round(s) per size range; each number the median over its rounds")
 print(f"\nlink rate {rate} = {link:.4f} GB/s; 4 ranks: the ring's busbw optimum is the link rate")
 print(f"{'size':>10} {'algo':>13} {'fab us':>9} {'fab busbw':>10} {'mpi dflt':>9} {'best forced':>20} {'fab/mpi':>8} {'p50 ratio':>9} {'fab/link':>9}")
 worst, worst50, big_ok, big_n = 9e9, 9e9, True, 0

@@ -69,9 +69,12 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
       ->capture_default_str();
   app.add_option("--window", o.window, "fabric: chunks in flight per direction")->check(finite_range(1, 1024));
   app.add_option("--algo", o.algo,
-                 "fabric: allreduce algorithm: auto (by size: --rd-max, --ring-min), rd (recursive doubling), "
-                 "rabenseifner (recursive-halving reduce-scatter + recursive-doubling allgather), ring")
-      ->check(CLI::IsMember({"auto", "rd", "rabenseifner", "ring"}));
+                 "fabric: allreduce algorithm: auto (by size: --oneshot-max, --rd-max, --ring-min), oneshot (every "
+                 "rank sends its vector to all others, one step), rd (recursive doubling), rabenseifner "
+                 "(recursive-halving reduce-scatter + recursive-doubling allgather), ring")
+      ->check(CLI::IsMember({"auto", "oneshot", "rd", "rabenseifner", "ring"}));
+  app.add_option("--oneshot-max", o.oneshot_max,
+                 "fabric, --algo auto: one-shot up to this size (bytes, K/M/G; 0: never) on at most 8 ranks");
   app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
   app.add_option("--ring-min", o.ring_min,
                  "fabric, --algo auto: the ring from this size (bytes, K/M/G); Rabenseifner between --rd-max and it");
@@ -153,15 +156,19 @@ Plan make_plan(const Options& o) {
   p.chunk_bytes = size_or_throw("--chunk", o.chunk);
   if (p.chunk_bytes < 64) throw InputError("--chunk must be at least 64 bytes");
   p.grad_bytes = size_or_throw("--grad-bytes", o.grad_bytes);
-  if (!algo_from_string(o.algo, &p.algo)) throw InputError("--algo '" + o.algo + "': use auto, rd, rabenseifner or ring");
+  if (!algo_from_string(o.algo, &p.algo))
+    throw InputError("--algo '" + o.algo + "': use auto, oneshot, rd, rabenseifner or ring");
   if (p.algo != Algo::kAuto && p.coll != Coll::kAllReduce)
     throw InputError("--algo chooses the fabric allreduce's algorithm; " + std::string(to_string(p.coll)) +
                      " has one schedule (docs/allreduce.md)");
-  p.rd_max_bytes = size_or_throw("--rd-max", o.rd_max);
-  p.ring_min_bytes = size_or_throw("--ring-min", o.ring_min);
+  p.algo_sizes.oneshot_max = size_or_throw("--oneshot-max", o.oneshot_max);
+  p.algo_sizes.rd_max = size_or_throw("--rd-max", o.rd_max);
+  p.algo_sizes.ring_min = size_or_throw("--ring-min", o.ring_min);
   p.chain_min_bytes = size_or_throw("--chain-min", o.chain_min);
-  if (p.rd_max_bytes >= p.ring_min_bytes)
+  if (p.algo_sizes.rd_max >= p.algo_sizes.ring_min)
     throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + o.ring_min);
+  if (p.algo_sizes.oneshot_max >= p.algo_sizes.ring_min)
+    throw InputError("--oneshot-max " + o.oneshot_max + " must be below --ring-min " + o.ring_min);
 
   if (!o.compare.empty()) {
     if (!o.backends.empty()) throw InputError("use either --backend or --compare, not both");

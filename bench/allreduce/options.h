@@ -34,6 +34,7 @@ struct Options {
   std::string chunk = "4M";           ///< fabric: largest pipeline chunk (a quarter segment below it)
   int window = 8;                     ///< fabric: chunks in flight per direction
   std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
+  std::string oneshot_max = "0";      ///< fabric auto: one-shot up to this size (on at most 8 ranks; 0: never)
   std::string rd_max = "4K";          ///< fabric auto: recursive doubling up to this size
   std::string ring_min = "4M";        ///< fabric auto: the ring from this size (Rabenseifner between)
   std::string chain_min = "64K";      ///< fabric broadcast/reduce: the pipelined chain from this size (binomial below)
@@ -70,7 +71,7 @@ struct Plan {
   RedOp op = RedOp::kSum;
   std::size_t chunk_bytes = 0;
   Algo algo = Algo::kAuto;
-  std::size_t rd_max_bytes = 0, ring_min_bytes = 0;
+  AlgoSizes algo_sizes;              ///< --oneshot-max, --rd-max, --ring-min
   std::size_t chain_min_bytes = 0;
   std::size_t grad_bytes = 0;
   struct Fault {

@@ -3,7 +3,9 @@
 // receives match them), for power-of-two and odd rank counts.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "coll_plan.h"
@@ -16,7 +18,8 @@ using Plan = std::vector<XferStep> (*)(int, int, std::size_t);
 
 // Runs every rank's steps on its working buffer (`work`, sends marked
 // send_from_input read `input`); false on a deadlock, a size mismatch or a
-// message nobody received.
+// message nobody received. A group of steps (with_next) sends all at once
+// and reduces what it received in the order FabricSteps does (reduce_ordered).
 bool run_steps(const std::vector<std::vector<XferStep>>& steps, std::vector<std::vector<float>>& work,
                const std::vector<std::vector<float>>& input, RedOp op) {
   const int n = static_cast<int>(steps.size());
@@ -26,27 +29,51 @@ bool run_steps(const std::vector<std::vector<XferStep>>& steps, std::vector<std:
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < n; ++r) {
+      const auto& mine_steps = steps[static_cast<std::size_t>(r)];
       auto& pos = at[static_cast<std::size_t>(r)];
       auto& mine = work[static_cast<std::size_t>(r)];
-      if (pos >= steps[static_cast<std::size_t>(r)].size()) continue;
-      const XferStep& s = steps[static_cast<std::size_t>(r)][pos];
-      if (s.send_peer >= 0 && !sent[static_cast<std::size_t>(r)]) {
-        const auto& from = s.send_from_input ? input[static_cast<std::size_t>(r)] : mine;
-        if (s.send_offset + s.send_count > from.size()) return false;
-        wire[{r, s.send_peer, s.tag}] = std::vector<float>(from.begin() + static_cast<long>(s.send_offset),
-                                                           from.begin() + static_cast<long>(s.send_offset + s.send_count));
+      if (pos >= mine_steps.size()) continue;
+      std::size_t end = pos;
+      while (end + 1 < mine_steps.size() && mine_steps[end].with_next) ++end;
+      ++end;
+      if (!sent[static_cast<std::size_t>(r)]) {
+        for (std::size_t k = pos; k < end; ++k) {
+          const XferStep& s = mine_steps[k];
+          if (s.send_peer < 0) continue;
+          const auto& from = s.send_from_input ? input[static_cast<std::size_t>(r)] : mine;
+          if (s.send_offset + s.send_count > from.size()) return false;
+          wire[{r, s.send_peer, s.tag}] = std::vector<float>(
+              from.begin() + static_cast<long>(s.send_offset), from.begin() + static_cast<long>(s.send_offset + s.send_count));
+        }
         sent[static_cast<std::size_t>(r)] = 1;
         progress = true;
       }
-      if (s.recv_peer >= 0) {
+      bool all_here = true;
+      for (std::size_t k = pos; k < end; ++k)
+        if (mine_steps[k].recv_peer >= 0 && !wire.count({mine_steps[k].recv_peer, r, mine_steps[k].tag})) all_here = false;
+      if (!all_here) continue;
+      std::vector<std::vector<float>> got;
+      std::vector<void*> parts;
+      std::size_t own_at = 0, offset = 0;
+      got.reserve(end - pos);
+      for (std::size_t k = pos; k < end; ++k) {
+        const XferStep& s = mine_steps[k];
+        if (s.recv_peer < 0) continue;
         auto it = wire.find({s.recv_peer, r, s.tag});
-        if (it == wire.end()) continue;
         if (it->second.size() != s.recv_count || s.recv_offset + s.recv_count > mine.size()) return false;
-        if (s.reduce) reduce_into(mine.data() + s.recv_offset, it->second.data(), s.recv_count, DType::kFloat32, op);
-        else std::copy(it->second.begin(), it->second.end(), mine.begin() + static_cast<long>(s.recv_offset));
+        if (s.reduce) {
+          got.push_back(it->second);
+          parts.push_back(got.back().data());
+          if (s.reduce_before_own) own_at = parts.size();
+          offset = s.recv_offset;
+        } else {
+          std::copy(it->second.begin(), it->second.end(), mine.begin() + static_cast<long>(s.recv_offset));
+        }
         wire.erase(it);
       }
-      ++pos;
+      if (!parts.empty())
+        reduce_ordered(mine.data() + offset, parts.data(), parts.size(), own_at, got.back().size(), DType::kFloat32, op);
+      pos = end;
       sent[static_cast<std::size_t>(r)] = 0;
       progress = true;
     }
@@ -165,14 +192,14 @@ TEST(CollPlan, CollectiveStepCounts) {
 }
 
 TEST(CollPlan, EveryAlgorithmReducesForAnyRankCount) {
-  for (Plan plan : {&plan_recursive_doubling, &plan_rabenseifner})
+  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling, &plan_rabenseifner})
     for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 12})
       for (std::size_t count : {0u, 1u, 3u, 7u, 64u, 1001u})
         for (RedOp op : {RedOp::kSum, RedOp::kMax}) {
           int wrong = -1;
           EXPECT_TRUE(simulate(plan, n, count, op, &wrong)) << "n " << n << " count " << count;
-          EXPECT_EQ(wrong, 0) << (plan == &plan_rabenseifner ? "rabenseifner" : "rd") << " n " << n << " count "
-                              << count;
+          EXPECT_EQ(wrong, 0) << (plan == &plan_rabenseifner ? "rabenseifner" : plan == &plan_oneshot ? "oneshot" : "rd")
+                              << " n " << n << " count " << count;
         }
 }
 
@@ -190,15 +217,60 @@ TEST(CollPlan, StepCountsAreLogarithmic) {
   EXPECT_EQ(plan_rabenseifner(4, 0, 100)[0].send_count, 50u);
 }
 
+TEST(CollPlan, OneShotGivesEveryRankTheSameBits) {
+  // Floats whose sum depends on the order: every rank must still get the
+  // same bits (data-parallel replicas stay identical), as with recursive
+  // doubling, whose pairs add commutatively.
+  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling})
+    for (int n : {2, 3, 4, 5, 8}) {
+      const std::size_t count = 37;
+      std::vector<std::vector<XferStep>> steps;
+      std::vector<std::vector<float>> buf(static_cast<std::size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        steps.push_back(plan(n, r, count));
+        for (std::size_t i = 0; i < count; ++i)
+          buf[static_cast<std::size_t>(r)].push_back(1.0f / static_cast<float>(3 + static_cast<std::size_t>(r) * 7 + i) * (r % 2 ? 1e4f : 1e-3f));
+      }
+      ASSERT_TRUE(run_steps(steps, buf, {}, RedOp::kSum)) << n;
+      for (int r = 1; r < n; ++r)
+        EXPECT_EQ(0, std::memcmp(buf[0].data(), buf[static_cast<std::size_t>(r)].data(), count * sizeof(float)))
+            << (plan == &plan_oneshot ? "oneshot" : "rd") << " n " << n << " rank " << r;
+    }
+}
+
+TEST(CollPlan, OneShotIsOneGroupWithAPairTagPerPeer) {
+  const auto steps = plan_oneshot(5, 2, 10);
+  ASSERT_EQ(steps.size(), 4u);
+  std::set<int> tags;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(steps[i].with_next, i + 1 < steps.size());
+    EXPECT_EQ(steps[i].reduce_before_own, steps[i].recv_peer < 2);
+    tags.insert(steps[i].tag);
+  }
+  EXPECT_EQ(tags.size(), 4u);  // tags match any sender: one per peer keeps them apart
+  // The peer's step toward this rank carries the same tag.
+  EXPECT_EQ(plan_oneshot(5, 4, 10)[2].tag, steps[3].tag);
+  EXPECT_TRUE(plan_oneshot(1, 0, 10).empty());
+}
+
 TEST(CollPlan, AutoPicksBySize) {
-  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 8192, 524288), Algo::kRecursiveDoubling);
-  EXPECT_EQ(choose_algo(Algo::kAuto, 8192, 8192, 524288), Algo::kRecursiveDoubling);
-  EXPECT_EQ(choose_algo(Algo::kAuto, 16384, 8192, 524288), Algo::kRabenseifner);
-  EXPECT_EQ(choose_algo(Algo::kAuto, 524288, 8192, 524288), Algo::kRing);
-  EXPECT_EQ(choose_algo(Algo::kRing, 8, 8192, 524288), Algo::kRing);
+  const AlgoSizes sizes{1024, 8192, 524288};
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 4, sizes), Algo::kOneShot);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 1024, 8, sizes), Algo::kOneShot);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 9, sizes), Algo::kRecursiveDoubling);  // too many peers for one-shot
+  EXPECT_EQ(choose_algo(Algo::kAuto, 2048, 4, sizes), Algo::kRecursiveDoubling);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8192, 4, sizes), Algo::kRecursiveDoubling);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 16384, 4, sizes), Algo::kRabenseifner);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 524288, 4, sizes), Algo::kRing);
+  EXPECT_EQ(choose_algo(Algo::kRing, 8, 4, sizes), Algo::kRing);
+  EXPECT_EQ(choose_algo(Algo::kOneShot, 1 << 20, 64, sizes), Algo::kOneShot);  // forced
+  EXPECT_EQ(choose_algo(Algo::kOneShot, 8, 2048, sizes), Algo::kRecursiveDoubling);  // pair tags would alias
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 4, AlgoSizes{0, 8192, 524288}), Algo::kRecursiveDoubling);
   Algo a{};
   EXPECT_TRUE(algo_from_string("rabenseifner", &a));
   EXPECT_EQ(to_string(a), "rabenseifner");
+  EXPECT_TRUE(algo_from_string("one_shot", &a));
+  EXPECT_EQ(to_string(a), "oneshot");
   EXPECT_FALSE(algo_from_string("tree", &a));
 }
 

@@ -3,6 +3,9 @@
 #include <cstdlib>
 
 #include "ar_math.h"
+#if NODEPROBE_ALLREDUCE_HAVE_FABRIC
+#include "fabric_ep.h"
+#endif
 #include "launcher.h"
 #include "net_util.h"
 #include "nodeprobe/error.h"
@@ -114,6 +117,16 @@ TEST(Targets, ParsesBackendsAndBareProviders) {
   EXPECT_THROW(parse_target("fabric:", "tcp"), InputError);
   EXPECT_THROW(parse_target("x/y", "tcp"), InputError);
 }
+
+#if NODEPROBE_ALLREDUCE_HAVE_FABRIC
+TEST(Targets, TcpOpensTheNativeRdmTcpProviderWhereLibfabricHasIt) {
+  EXPECT_EQ(resolve_provider("tcp", {"net", "shm", "tcp"}), "net");  // libfabric 1.16-1.17
+  EXPECT_EQ(resolve_provider("tcp", {"shm", "tcp"}), "tcp");         // 1.18+: "tcp" is that provider
+  EXPECT_EQ(resolve_provider("tcp;ofi_rxm", {"net", "tcp"}), "tcp;ofi_rxm");
+  EXPECT_EQ(resolve_provider("efa", {"efa", "net", "tcp"}), "efa");
+  EXPECT_EQ(resolve_provider("net", {"net"}), "net");
+}
+#endif
 
 TEST(Launcher, StripsWhatItWritesItselfInBothForms) {
   const char* args[] = {"prog",  "--np", "4", "--json", "out.json", "-b", "1M", "--np=2", "--json=x", "-q",

@@ -87,11 +87,15 @@ TEST(Options, CollectiveByNcclTestsNames) {
 TEST(Options, AlgorithmAndThresholds) {
   const Plan d = plan_of({});
   EXPECT_EQ(d.algo, Algo::kAuto);
-  EXPECT_LT(d.rd_max_bytes, d.ring_min_bytes);
-  const Plan p = plan_of({"--algo", "rabenseifner", "--rd-max", "1K", "--ring-min", "2M"});
+  EXPECT_LT(d.algo_sizes.rd_max, d.algo_sizes.ring_min);
+  EXPECT_LE(d.algo_sizes.oneshot_max, d.algo_sizes.rd_max);
+  const Plan p = plan_of({"--algo", "rabenseifner", "--oneshot-max", "0", "--rd-max", "1K", "--ring-min", "2M"});
   EXPECT_EQ(p.algo, Algo::kRabenseifner);
-  EXPECT_EQ(p.rd_max_bytes, 1024u);
-  EXPECT_EQ(p.ring_min_bytes, 2u << 20);
+  EXPECT_EQ(p.algo_sizes.oneshot_max, 0u);
+  EXPECT_EQ(p.algo_sizes.rd_max, 1024u);
+  EXPECT_EQ(p.algo_sizes.ring_min, 2u << 20);
+  EXPECT_EQ(plan_of({"--algo", "oneshot"}).algo, Algo::kOneShot);
+  EXPECT_NE(error_of({"--oneshot-max", "8M"}).find("--oneshot-max 8M must be below --ring-min"), std::string::npos);
   EXPECT_NE(error_of({"--rd-max", "1M", "--ring-min", "64K"}).find("must be below --ring-min"), std::string::npos);
   EXPECT_NE(error_of({"--rd-max", "x"}).find("not a size"), std::string::npos);
 }
