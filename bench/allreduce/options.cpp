@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
+#include <sstream>
 
 #include "ar_math.h"
 #include "nodeprobe/cli_checks.h"
@@ -15,6 +17,32 @@ std::size_t size_or_throw(const std::string& flag, const std::string& text) {
   const auto v = parse_size(text, &why);
   if (!v) throw InputError(flag + ": " + why);
   return static_cast<std::size_t>(*v);
+}
+
+// --test-fault RANK:KIND[:SIZE[:LAUNCH]]: rank RANK fails as KIND at the
+// first size >= SIZE (LAUNCH: only in that launch of --launches).
+Plan::Fault parse_test_fault(const std::string& text) {
+  const std::string usage = "--test-fault RANK:KIND[:SIZE[:LAUNCH]]";
+  std::vector<std::string> field;
+  std::istringstream in(text);
+  for (std::string f; std::getline(in, f, ':');) field.push_back(f);
+  if (field.size() < 2 || field.size() > 4) throw InputError(usage + ": got '" + text + "'");
+  auto whole = [&](const std::string& f, const char* what) {
+    int v = -1;
+    const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
+    if (ec != std::errc() || end != f.data() + f.size() || v < 0)
+      throw InputError(usage + ": bad " + what + " '" + f + "'");
+    return v;
+  };
+  Plan::Fault fault;
+  fault.rank = whole(field[0], "rank");
+  fault.kind = field[1];
+  static const char* kKinds[] = {"exit", "kill", "stop", "corrupt", "throw"};
+  if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return fault.kind == k; }))
+    throw InputError("--test-fault kind must be exit, kill, stop, corrupt or throw");
+  if (field.size() > 2) fault.at_bytes = size_or_throw("--test-fault", field[2]);
+  if (field.size() > 3) fault.launch = whole(field[3], "launch");
+  return fault;
 }
 
 }  // namespace
@@ -214,33 +242,7 @@ Plan make_plan(const Options& o) {
   if (p.op == RedOp::kAvg && p.dtype == DType::kInt32 && coll_reduces(p.coll))
     throw InputError("-o avg is defined for floating types only here");
 
-  if (!o.test_fault.empty()) {
-    // RANK:KIND[:SIZE[:LAUNCH]] (LAUNCH: only in that launch of --launches)
-    const auto c1 = o.test_fault.find(':');
-    if (c1 == std::string::npos) throw InputError("--test-fault RANK:KIND[:SIZE]");
-    try {
-      p.fault.rank = std::stoi(o.test_fault.substr(0, c1));
-    } catch (const std::exception&) {
-      throw InputError("--test-fault RANK:KIND[:SIZE]: bad rank");
-    }
-    const auto c2 = o.test_fault.find(':', c1 + 1);
-    p.fault.kind = o.test_fault.substr(c1 + 1, c2 == std::string::npos ? std::string::npos : c2 - c1 - 1);
-    if (c2 != std::string::npos) {
-      const auto c3 = o.test_fault.find(':', c2 + 1);
-      p.fault.at_bytes = size_or_throw(
-          "--test-fault", o.test_fault.substr(c2 + 1, c3 == std::string::npos ? std::string::npos : c3 - c2 - 1));
-      if (c3 != std::string::npos) {
-        try {
-          p.fault.launch = std::stoi(o.test_fault.substr(c3 + 1));
-        } catch (const std::exception&) {
-          throw InputError("--test-fault RANK:KIND:SIZE:LAUNCH: bad launch");
-        }
-      }
-    }
-    static const char* kKinds[] = {"exit", "kill", "stop", "corrupt", "throw"};
-    if (std::none_of(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return p.fault.kind == k; }))
-      throw InputError("--test-fault kind must be exit, kill, stop, corrupt or throw");
-  }
+  if (!o.test_fault.empty()) p.fault = parse_test_fault(o.test_fault);
   return p;
 }
 

@@ -41,12 +41,6 @@ void add_diff(FleetComparison& c, const std::string& probe, const Metric& b, con
 
 std::string pair_key(const std::string& a, const std::string& b) { return a < b ? a + "|" + b : b + "|" + a; }
 
-// The fleet settings that change what a pair, ring or node number measures.
-// Run-specific ones (deadlines, the interface address, output paths, the
-// wording of why a backend was chosen) are left out.
-constexpr const char* kMeasurementSettings[] = {"profile", "pairs", "pair_target", "pair_bytes", "min_iters",
-                                                "min_seconds", "accept_args"};
-
 std::string setting_text(const Json& j) {
   if (j.is_null()) return "(not recorded)";
   if (j.is_string()) return j.get<std::string>();
@@ -56,7 +50,7 @@ std::string setting_text(const Json& j) {
 std::vector<std::string> settings_changed(const Json& before, const Json& after) {
   std::vector<std::string> out;
   if (!before.is_object() || !after.is_object()) return out;
-  for (const char* k : kMeasurementSettings) {
+  for (const char* k : kFleetMeasurementKeys) {
     const Json b = before.contains(k) ? before[k] : Json();
     const Json a = after.contains(k) ? after[k] : Json();
     // A report from before the setting existed says nothing about it.

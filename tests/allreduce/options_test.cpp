@@ -62,6 +62,18 @@ TEST(Options, BadInputSaysWhy) {
   EXPECT_NE(error_of({"-f", "1"}).find("-f must be > 1"), std::string::npos);
   EXPECT_NE(error_of({"-b", "1", "-e", "3", "-d", "float"}).find("holds one"), std::string::npos);
   EXPECT_NE(error_of({"--test-fault", "x:kill"}).find("bad rank"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "3abc:kill"}).find("bad rank '3abc'"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "1"}).find("RANK:KIND[:SIZE[:LAUNCH]]: got '1'"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "1:boom"}).find("kind must be"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "1:kill:4K:x"}).find("bad launch 'x'"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "1:kill:4K:2:9"}).find("got '1:kill:4K:2:9'"), std::string::npos);
+  EXPECT_NE(error_of({"--test-fault", "1:kill:lots"}).find("--test-fault"), std::string::npos);
+  const Plan f = plan_of({"--test-fault", "2:stop:4K:3"});
+  EXPECT_EQ(f.fault.rank, 2);
+  EXPECT_EQ(f.fault.kind, "stop");
+  EXPECT_EQ(f.fault.at_bytes, 4096u);
+  EXPECT_EQ(f.fault.launch, 3);
+  EXPECT_EQ(plan_of({"--test-fault", "0:exit"}).fault.at_bytes, 0u);
   EXPECT_EQ(error_of({"-d", "bfloat16", "--backend", "nccl"}), "");
 }
 

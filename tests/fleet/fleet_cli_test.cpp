@@ -101,6 +101,8 @@ TEST(FleetCli, PairBackendNcclWithoutAGpuIsRefusedAndAutoFallsBackToFabric) {
   const std::string reason = picked.config["pair_backend"].value("reason", "");
   EXPECT_EQ(reason.rfind("auto: NCCL cannot carry the pairs (", 0), 0u) << reason;
   EXPECT_NE(autorun.out.find("pair backend: fabric (" + reason + ")"), std::string::npos) << autorun.out;
+  // Every setting `nodeprobe compare` judges a measurement change by is written.
+  for (const char* k : kFleetMeasurementKeys) EXPECT_TRUE(picked.config.contains(k)) << k;
 }
 
 TEST(FleetCli, CompareTwoFleetReportsPairsNodesByHost) {

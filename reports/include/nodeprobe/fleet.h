@@ -14,6 +14,15 @@ namespace nodeprobe {
 /// Schema identifier written into and required from every fleet report.
 inline constexpr const char* kFleetSchema = "nodeprobe.fleet/1";
 
+/// The keys of a fleet report's config that change what a pair, ring or node
+/// number measures: `nodeprobe compare` names a change in any of them; every
+/// fleet run writes them all (FleetCli.* checks a real report). Run-specific
+/// ones (deadlines, the interface address, output paths, outlier thresholds,
+/// the wording of why a backend was chosen) are not among them.
+inline constexpr const char* kFleetMeasurementKeys[] = {"profile",    "pairs",     "skip",        "target",
+                                                        "pair_target", "pair_bytes", "min_iters", "min_seconds",
+                                                        "accept_args"};
+
 /// A finding as the fleet summary carries it (the node's own report has the rest).
 struct FleetFinding {
   std::string id;
