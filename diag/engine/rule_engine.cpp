@@ -1,6 +1,7 @@
 #include "rule_engine.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "normalise.h"
@@ -284,6 +285,21 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       }
     } else if (rule.judge == "governor") {
       if (facts.value("governor", std::string()) == "performance") continue;
+    } else if (rule.judge == "data_time") {
+      // A training loop's own meters (pytorch/examples AverageMeter, timm):
+      // the wait for the next batch against the whole step, now and on
+      // average. Batch 0 always waits for the workers to start; one slow
+      // batch or that warm-up does not make the input the bottleneck.
+      auto secs = [&](const char* k) {
+        const std::string v = facts.value(k, std::string());
+        return v.empty() ? -1.0 : std::strtod(v.c_str(), nullptr);
+      };
+      const double step = secs("step_s"), step_avg = secs("step_avg_s");
+      const double data = secs("data_s"), data_avg = secs("data_avg_s");
+      if (step <= 0 || step_avg <= 0 || data < 0.5 * step || data_avg < 0.5 * step_avg) continue;
+      const std::string batch = facts.value("batch", std::string());
+      if (!batch.empty() && batch.find_first_not_of('0') == std::string::npos) continue;
+      facts["data_percent"] = std::to_string(static_cast<int>(100.0 * data_avg / step_avg + 0.5));
     } else if (rule.judge == "aer") {
       const std::string sev = facts.value("aer_severity", std::string());
       const bool uncorrected = sev.find("ncorrect") != std::string::npos || sev.find("atal") != std::string::npos ||

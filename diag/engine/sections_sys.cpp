@@ -48,8 +48,12 @@ std::vector<std::string_view> words(std::string_view s) {
 }
 
 // Soft-limit judgement shared by ulimit -a and /proc/<pid>/limits.
+// `sigpending`: the pending-signals limit of the same listing, or -1. The
+// kernel sets RLIMIT_NPROC and RLIMIT_SIGPENDING alike to max_threads/2
+// (kernel/fork.c fork_init), so an nproc at or above it is the kernel's own
+// default on a small machine, not a limit someone lowered.
 void judge_limit(SourceResult& r, const Line& l, const std::string& what, std::string_view value,
-                 unsigned long long scale) {
+                 unsigned long long scale, long long sigpending = -1) {
   const bool unlimited = value == "unlimited" || value == "infinity";
   const long long n = unlimited ? -1 : leading_number(value);
   if (!unlimited && n < 0) return;
@@ -60,7 +64,8 @@ void judge_limit(SourceResult& r, const Line& l, const std::string& what, std::s
   else if (what == "nofile" && !unlimited && v < kNofile)
     add(r, "limits.nofile", "", Severity::kUnknown, l,
         {{"observed", std::to_string(v)}, {"expected", ">= " + std::to_string(kNofile)}});
-  else if (what == "nproc" && !unlimited && v < kNproc)
+  else if (what == "nproc" && !unlimited && v < kNproc &&
+           (sigpending < 0 || v < static_cast<unsigned long long>(sigpending)))
     add(r, "limits.nproc", "", Severity::kUnknown, l,
         {{"observed", std::to_string(v)}, {"expected", ">= " + std::to_string(kNproc) + " or unlimited"}});
 }
@@ -122,6 +127,10 @@ void sysctl_values(const std::vector<Line>& lines, SourceResult& r) {
 }
 
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r) {
+  long long sigpending = -1;  // "pending signals (-i) N" of the same listing
+  for (const auto& l : lines)
+    if (starts_with(l.text, "pending signals") && contains(l.text, "-i)"))
+      sigpending = leading_number(l.text.substr(l.text.rfind(')') + 1));
   for (const auto& l : lines) {
     const std::string_view t = l.text;
     const std::size_t close = t.rfind(')');
@@ -132,11 +141,17 @@ void ulimit_values(const std::vector<Line>& lines, SourceResult& r) {
     else if (starts_with(t, "open files") && contains(t, "-n)"))
       judge_limit(r, l, "nofile", value, 1);
     else if (starts_with(t, "max user processes") && contains(t, "-u)"))
-      judge_limit(r, l, "nproc", value, 1);
+      judge_limit(r, l, "nproc", value, 1, sigpending);
   }
 }
 
 void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
+  long long sigpending = -1;  // "Max pending signals  N  N  signals" of the same table
+  for (const auto& l : lines)
+    if (starts_with(l.text, "Max pending signals")) {
+      const auto w = words(l.text.substr(std::strlen("Max pending signals")));
+      if (!w.empty()) sigpending = leading_number(w[0]);
+    }
   bool header = false;
   for (const auto& l : lines) {
     const std::string_view t = l.text;
@@ -155,7 +170,7 @@ void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
       if (!w.empty()) judge_limit(r, l, "nofile", w[0], 1);
     } else if (starts_with(t, "Max processes")) {
       const auto w = value_of("Max processes");
-      if (!w.empty()) judge_limit(r, l, "nproc", w[0], 1);
+      if (!w.empty()) judge_limit(r, l, "nproc", w[0], 1, sigpending);
     }
   }
 }

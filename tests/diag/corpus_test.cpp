@@ -129,6 +129,25 @@ TEST(CorpusCoverage, HeldOutSetsUseThreadsNoOtherSampleUses) {
   }
 }
 
+// The later, smaller held-out sets (E, F, G: 32 to 68 samples each, measured
+// once unseen before tuning): the same one-thread-one-sample rule.
+TEST(CorpusCoverage, LaterHeldOutSetsUseThreadsNoOtherSampleUses) {
+  std::map<std::string, int> uses;  // source -> samples citing it
+  for (const auto& s : samples()) ++uses[s.spec.at("source").get<std::string>()];
+  for (const std::string batch : {"heldout-E", "heldout-F", "heldout-G"}) {
+    int n = 0;
+    for (const auto& s : samples()) {
+      if (s.spec.value("batch", std::string()) != batch) continue;
+      ++n;
+      EXPECT_EQ(uses[s.spec.at("source").get<std::string>()], 1) << s.file << ": its thread is cited elsewhere too";
+      if (s.spec.contains("known_miss")) {
+        EXPECT_GE(s.spec.at("known_miss").get<std::string>().size(), 10u) << s.file;
+      }
+    }
+    EXPECT_GE(n, 30) << batch;
+  }
+}
+
 // The recall tally itself, on hand-made results: named vs exact, healthy
 // false alarms, stale known_miss marks.
 TEST(CorpusRecall, TalliesNamedExactFalseAlarmsAndStaleMarks) {
