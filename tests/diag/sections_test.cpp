@@ -127,24 +127,26 @@ TEST(Sections, SysctlLimitsAndMounts) {
   // nproc at or above the pending-signals limit of the same listing is the
   // kernel's default (both max_threads/2), not a lowered limit; below it, or
   // with no pending-signals line, the recommended value decides.
-  r = parse("pending signals                 (-i) 15710\n"
-            "open files                      (-n) 65536\n"
-            "max user processes              (-u) 32000\n");
-  EXPECT_FALSE(r.findings.has("limits.nproc"));
-  r = parse("pending signals                 (-i) 63414\n"
-            "open files                      (-n) 65536\n"
-            "max user processes              (-u) 4096\n");
-  EXPECT_TRUE(r.findings.has("limits.nproc"));
-  r = parse("open files                      (-n) 65536\nmax user processes              (-u) 32000\n");
-  EXPECT_TRUE(r.findings.has("limits.nproc"));
-  r = parse("Limit                     Soft Limit           Hard Limit           Units\n"
-            "Max processes             4096                 256483               processes\n"
-            "Max pending signals       256483               256483               signals\n");
-  EXPECT_TRUE(r.findings.has("limits.nproc"));
-  r = parse("Limit                     Soft Limit           Hard Limit           Units\n"
-            "Max processes             15710                15710                processes\n"
-            "Max pending signals       15710                15710                signals\n");
-  EXPECT_FALSE(r.findings.has("limits.nproc"));
+  const std::pair<const char*, bool> nproc_cases[] = {
+      {"pending signals                 (-i) 15710\n"
+       "open files                      (-n) 65536\n"
+       "max user processes              (-u) 32000\n",
+       false},
+      {"pending signals                 (-i) 63414\n"
+       "open files                      (-n) 65536\n"
+       "max user processes              (-u) 4096\n",
+       true},
+      {"open files                      (-n) 65536\nmax user processes              (-u) 32000\n", true},
+      {"Limit                     Soft Limit           Hard Limit           Units\n"
+       "Max processes             4096                 256483               processes\n"
+       "Max pending signals       256483               256483               signals\n",
+       true},
+      {"Limit                     Soft Limit           Hard Limit           Units\n"
+       "Max processes             15710                15710                processes\n"
+       "Max pending signals       15710                15710                signals\n",
+       false},
+  };
+  for (const auto& [text, flagged] : nproc_cases) EXPECT_EQ(parse(text).findings.has("limits.nproc"), flagged) << text;
   r = parse("/dev/nvme1n1 on /data type xfs (rw,noatime,nodiratime,attr2)\n/dev/nvme2n1 on /scratch type ext4 (rw,relatime)\n");
   ASSERT_TRUE(r.findings.has("storage.mount_options"));
   EXPECT_EQ(r.findings.all().begin()->second.facts.at("mountpoint"), "/scratch");
