@@ -26,9 +26,9 @@ json() { if [[ -n ${JSON_DIR:-} ]]; then mkdir -p "$JSON_DIR"; echo --json "$JSO
 "$tool" --corpus "$corpus" --batch issue13 $(json issue13)
 echo
 # The held-out sets (diag/bench/heldout_results.md): A collected before the
-# rules of that round were changed, B to G each after the previous round and
+# rules of that round were changed, B to H each after the previous round and
 # measured once before tuning.
-for b in heldout-A heldout-B heldout-C heldout-D heldout-E heldout-F heldout-G; do
+for b in heldout-A heldout-B heldout-C heldout-D heldout-E heldout-F heldout-G heldout-H; do
   # shellcheck disable=SC2046
   "$tool" --corpus "$corpus" --batch "$b" $(json "$b")
   echo

@@ -415,4 +415,45 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
   return runs;
 }
 
+std::vector<WrapRun> sentence_runs(std::string_view block) {
+  std::vector<WrapRun> runs;
+  std::string_view prev;  // the previous line, when it ends mid-sentence
+  std::size_t prev_offset = 0;
+  long index = 0;
+  for (std::size_t pos = 0; pos < block.size(); ++index) {
+    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
+    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
+    std::string_view line = block.substr(pos, end - pos);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+    if (!prev.empty() && !line.empty()) {
+      // The continuation: no record start (prefix, timestamp, bracket, a
+      // first word with a colon such as "file.cc:87" or "libfabric:pid:"),
+      // no wrapper message_body would strip, and it goes on in lower case
+      // or with a path, as the rest of a sentence does.
+      std::string_view rest = line.substr(skip_spaces(line, 0));
+      const char c = rest.empty() ? '\0' : rest[0];
+      const std::string_view token = rest.substr(0, rest.find_first_of(" \t"));
+      if (((c >= 'a' && c <= 'z') || c == '/') && token.find(':') == std::string_view::npos && !starts_new_line(line) &&
+          message_body(line).data() == rest.data()) {
+        WrapRun run;
+        run.first_offset = prev_offset;
+        run.first_line = index - 1;
+        run.lines = 2;
+        run.text.assign(prev);
+        run.text += ' ';
+        run.text.append(rest);
+        runs.push_back(std::move(run));
+      }
+    }
+    // A line that stops mid-sentence: long enough to be a message, ending in
+    // a lower-case word or a comma, not the edge of a table.
+    const char last = line.empty() ? '\0' : line.back();
+    const bool open = line.size() >= 40 && ((last >= 'a' && last <= 'z') || last == ',') && !ends_table(line);
+    prev = open ? line : std::string_view();
+    prev_offset = pos;
+    pos = end + 1;
+  }
+  return runs;
+}
+
 }  // namespace nodeprobe::diag

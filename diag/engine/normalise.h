@@ -54,4 +54,14 @@ struct WrapRun {
 /// shows no wrapping (the common case, found with one pass of memchr).
 std::vector<WrapRun> wrap_runs(std::string_view block);
 
+/// Pairs of lines where a person or an issue editor broke one message in
+/// two at a word boundary: the first (>= 40 bytes) stops mid-sentence (a
+/// lower-case word or a comma at its end, not a table edge), the second
+/// carries no record start or wrapper (nor a colon in its first word) and
+/// goes on in lower case or with a path. The joined text is the first line,
+/// one space, the second without its indent. The engine matches it only for
+/// rules that neither line matched and that did not fire elsewhere in the
+/// source.
+std::vector<WrapRun> sentence_runs(std::string_view block);
+
 }  // namespace nodeprobe::diag

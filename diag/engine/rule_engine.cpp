@@ -284,7 +284,10 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
         }
       }
     } else if (rule.judge == "governor") {
-      if (facts.value("governor", std::string()) == "performance") continue;
+      // No governor read (a command whose next line is not its value), or
+      // the one this finding asks for: nothing to report.
+      const std::string g = facts.value("governor", std::string());
+      if (g.empty() || g == "performance") continue;
     } else if (rule.judge == "data_time") {
       // A training loop's own meters (pytorch/examples AverageMeter, timm):
       // the wait for the next batch against the whole step, now and on
@@ -401,9 +404,24 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
           // patterns on the message behind its prefix.
           if (needs_unwrap(line) || anchored_) on_physical(block, offset, line, at(offset), nullptr, opt, r, &matched);
         });
-    // Lines a terminal hard-wrapped: match them joined, for the rules no
-    // piece matched on its own.
-    for (const WrapRun& run : wrap_runs(block)) {
+    // Lines a terminal hard-wrapped, or a message broken in two mid-sentence:
+    // match them joined, for the rules no piece matched on its own.
+    std::vector<WrapRun> runs = wrap_runs(block);
+    const std::size_t wrapped = runs.size();
+    for (WrapRun& run : sentence_runs(block)) {
+      const bool inside = std::any_of(runs.begin(), runs.begin() + static_cast<long>(wrapped), [&](const WrapRun& w) {
+        return run.first_line + 1 >= w.first_line && run.first_line < w.first_line + w.lines;
+      });
+      if (!inside) runs.push_back(std::move(run));
+    }
+    auto already_named = [&](std::size_t ri) {
+      const Rule& rule = rules_.rules()[ri];
+      if (r.fired.count(rule.key)) return true;
+      return !rule.finding.empty() && std::any_of(r.findings.all().begin(), r.findings.all().end(),
+                                                  [&](const auto& f) { return f.first.id == rule.finding; });
+    };
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const WrapRun& run = runs[k];
       const std::vector<int> ids = scanner_->match_line(run.text);
       if (ids.empty()) continue;
       const long first = line_base + run.first_line;
@@ -413,7 +431,10 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
         const bool seen = std::any_of(matched.begin(), matched.end(), [&](const auto& m) {
           return m.second == ri && m.first >= first && m.first < first + run.lines;
         });
-        if (!seen) fresh.push_back(id);
+        // A sentence join only recovers a message the source otherwise lacks:
+        // a rule that already fired here, or whose finding another rule
+        // raised, gains no second, joined occurrence.
+        if (!seen && !(k >= wrapped && already_named(ri))) fresh.push_back(id);
       }
       if (fresh.empty()) continue;
       LineCtx c;

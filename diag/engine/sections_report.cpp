@@ -115,7 +115,8 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
                     has("Retired Pages") || has("Remapping Failure Occurred") || has("ECC Errors") ||
                     has("Clocks Event Reasons") || has("Clocks Throttle Reasons") || has("GPU Link Info");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
-  const bool limits = has("Soft Limit"), mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
+  const bool limits = has("Soft Limit") || has("Max locked memory") || has("Max open files") || has("Max processes"),
+             mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
   if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || mnt || fi || ver || facts || soft)) return;

@@ -159,17 +159,23 @@ void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
       header = true;
       continue;
     }
-    if (!header) continue;
     // "Max locked memory         65536                65536                bytes"
-    auto value_of = [&](std::string_view name) { return words(t.substr(name.size())); };
+    // (fs/proc/base.c proc_pid_limits: name, soft, hard, unit). Below the
+    // header any such row; without it (`grep locked /proc/PID/limits`) only a
+    // row of exactly soft, hard and the unit the kernel prints for it.
+    auto value_of = [&](std::string_view name, std::string_view unit) {
+      auto w = words(t.substr(name.size()));
+      if (!header && (w.size() != 3 || w[2] != unit)) w.clear();
+      return w;
+    };
     if (starts_with(t, "Max locked memory")) {
-      const auto w = value_of("Max locked memory");
+      const auto w = value_of("Max locked memory", "bytes");
       if (!w.empty()) judge_limit(r, l, "memlock", w[0], 1);
     } else if (starts_with(t, "Max open files")) {
-      const auto w = value_of("Max open files");
+      const auto w = value_of("Max open files", "files");
       if (!w.empty()) judge_limit(r, l, "nofile", w[0], 1);
     } else if (starts_with(t, "Max processes")) {
-      const auto w = value_of("Max processes");
+      const auto w = value_of("Max processes", "processes");
       if (!w.empty()) judge_limit(r, l, "nproc", w[0], 1, sigpending);
     }
   }

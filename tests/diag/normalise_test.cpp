@@ -145,6 +145,65 @@ TEST(Normalise, TerminalWrappedLinesAreJoined) {
   EXPECT_EQ(a->first.front().line, 4);  // the run's first line
 }
 
+TEST(Normalise, AMessageBrokenMidSentenceIsJoinedForRulesNeitherLineMatches) {
+  // An issue editor broke Redis's warning at a word: neither half matches.
+  const std::string two =
+      "WARNING: The TCP backlog setting of 511 cannot be enforced because\n"
+      "/proc/sys/net/core/somaxconn is set to the lower value of 128.\n";
+  const SourceResult r = run(two);
+  const Accum* a = find(r, "limits.somaxconn");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->facts.value("observed", std::string()), "128");
+  EXPECT_EQ(a->first.front().line, 1);
+  // The evidence cites both lines, joined with one space.
+  EXPECT_NE(a->first.front().text.find("because /proc/sys/net/core/somaxconn"), std::string::npos);
+
+  const std::vector<WrapRun> runs = sentence_runs(two);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].lines, 2);
+  // Indented continuations join without their indent.
+  const std::vector<WrapRun> indented = sentence_runs(
+      "[rank8] Warning: Unable to resolve hostname to a (local) address. Using the loopback\n"
+      "        address as fallback.\n");
+  ASSERT_EQ(indented.size(), 1u);
+  EXPECT_NE(indented[0].text.find("Using the loopback address as fallback."), std::string::npos);
+}
+
+TEST(Normalise, LinesThatEndARecordOrStartOneAreNotJoined) {
+  // The first line ends a sentence, a table row, or is short (a prompt).
+  EXPECT_TRUE(sentence_runs("WARNING: The TCP backlog setting of 511 cannot be enforced.\n"
+                            "/proc/sys/net/core/somaxconn is set to the lower value of 128.\n").empty());
+  EXPECT_TRUE(sentence_runs("| 0  NVIDIA H100 80GB HBM3          On  | 00000000:18:00.0 Off |                    0 |\n"
+                            "| N/A   31C    P0             69W / 700W |      4MiB / 81559MiB |      0%      Default |\n").empty());
+  EXPECT_TRUE(sentence_runs("$ cat /proc/sys/net/core/somaxconn\nsomaxconn\n").empty());
+  // The second line starts a record: a timestamp, a bracket, a host or program
+  // prefix, an upper-case word.
+  const std::string first = "kernel: nvidia-uvm: Loaded the UVM driver, major device number\n";
+  EXPECT_TRUE(sentence_runs(first + "[   12.345678] nvidia 0000:3b:00.0: enabling device\n").empty());
+  EXPECT_TRUE(sentence_runs(first + "2024-08-30T11:11:22Z host kernel: something else\n").empty());
+  EXPECT_TRUE(sentence_runs(first + "Aug 30 11:11:22 gpu-node-7 kernel: NVRM: loading\n").empty());
+  EXPECT_TRUE(sentence_runs(first + "gpu-node-7:1234:1290 [0] NCCL INFO Bootstrap : Using eth0\n").empty());
+  EXPECT_TRUE(sentence_runs(first + "Error: something unrelated\n").empty());
+  EXPECT_TRUE(sentence_runs(first + "misc/shmutils.cc:87 NCCL WARN Error: failed to extend /dev/shm/nccl-x\n").empty());
+  EXPECT_TRUE(sentence_runs(first + "libfabric:718892:1658904526::efa:mr:efa_mr_regattr():632<warn> x\n").empty());
+  // A rule that fired elsewhere in the source gains no joined occurrence.
+  const SourceResult once = run(
+      "1:M 29 Dec 19:34:39.879 # WARNING: The TCP backlog setting of 511 cannot be enforced because "
+      "/proc/sys/net/core/somaxconn is set to the lower value of 128.\n"
+      "WARNING: The TCP backlog setting of 511 cannot be enforced because\n"
+      "/proc/sys/net/core/somaxconn is set to the lower value of 128.\n");
+  const Accum* s = find(once, "limits.somaxconn");
+  ASSERT_NE(s, nullptr) << ids(once);
+  EXPECT_EQ(s->first.size(), 1u);
+  EXPECT_EQ(s->first.front().line, 1);
+  // A rule either line matches alone is not matched again on the pair.
+  const SourceResult r = run("NCCL WARN Cuda failure 'out of memory' while allocating the buffers for ring\n"
+                             "channels of the second communicator, retrying\n");
+  const Accum* a = find(r, "gpu.oom");
+  ASSERT_NE(a, nullptr) << ids(r);
+  EXPECT_EQ(a->count, 1);
+}
+
 TEST(Normalise, LinesCutByATerminalStillMatch) {
   // less -S / a journalctl pager cut the line at the screen's edge.
   const SourceResult r = run("Aug 30 11:11:22 gpu-node-7 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=18\n");
