@@ -75,8 +75,7 @@ class FabricBackend final : public Backend {
     // Warm: connects the peers of every algorithm (tcp sets up connections lazily).
     const std::size_t warm = std::min<std::size_t>(max_count, 1024);
     for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner}) {
-      if (a == Algo::kOneShot && nranks_ > (ctx_.plan->algo == Algo::kOneShot ? kOneShotTagRanks : kOneShotMaxRanks))
-        continue;
+      if (a == Algo::kOneShot && !warms_oneshot()) continue;
       fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
       run(a, warm);
     }
@@ -182,15 +181,20 @@ class FabricBackend final : public Backend {
 
   std::size_t esize() const { return dtype_size(ctx_.plan->dtype); }
 
+  // Whether setup's warm-up runs the one-shot (auto and forced: where it can run).
+  bool warms_oneshot() const {
+    return nranks_ > 1 && nranks_ <= (ctx_.plan->algo == Algo::kOneShot ? kOneShotTagRanks : kOneShotMaxRanks);
+  }
+
   // A one-shot receives every peer's vector at once: n-1 of the largest it
-  // runs for (up to --oneshot-max under auto; every size when forced).
+  // runs for (the warm-up's, whatever the collective; up to --oneshot-max
+  // under auto; every size when forced).
   std::size_t oneshot_scratch(std::size_t max_count) const {
-    if (ctx_.plan->coll != Coll::kAllReduce || nranks_ <= 1) return 0;
-    std::size_t largest = 0;
-    if (ctx_.plan->algo == Algo::kOneShot && nranks_ <= kOneShotTagRanks) largest = max_count;
-    else if (ctx_.plan->algo == Algo::kAuto && nranks_ <= kOneShotMaxRanks)
-      largest = std::min(max_count, ctx_.plan->algo_sizes.oneshot_max / esize());
-    largest = std::max<std::size_t>(largest, std::min<std::size_t>(max_count, 1024));  // the warm-up's
+    if (!warms_oneshot()) return 0;
+    std::size_t largest = std::min<std::size_t>(max_count, 1024);  // the warm-up's
+    if (ctx_.plan->coll == Coll::kAllReduce && ctx_.plan->algo == Algo::kOneShot) largest = max_count;
+    if (ctx_.plan->coll == Coll::kAllReduce && ctx_.plan->algo == Algo::kAuto)
+      largest = std::max(largest, std::min(max_count, ctx_.plan->algo_sizes.oneshot_max / esize()));
     return (static_cast<std::size_t>(nranks_) - 1) * largest;
   }
 

@@ -104,6 +104,19 @@ INSTANTIATE_TEST_SUITE_P(All, EveryCollective,
                                            Coll::kAllToAll, Coll::kSendRecv),
                          [](const ::testing::TestParamInfo<Coll>& i) { return std::string(to_string(i.param)); });
 
+// Setup warms every allreduce algorithm, the one-shot included (it receives
+// n-1 vectors at once), whatever the collective and however small the
+// largest size: a broadcast of at most 64 bytes on 4 ranks runs.
+TEST(Collectives, TheSmallestSizesRunOnFourRanks) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(4, {"--collective", "broadcast", "--backend", "fabric:shm", "-b", "8", "-e", "64",
+                                          "-n", "1", "-w", "0", "--timeout", "60", "-q"}),
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
+  EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason() << "\n" << r.proc.err;
+  EXPECT_EQ(r.check("data.fabric.shm")["status"], "pass");
+}
+
 // The data check is real: one wrong byte on rank 1 fails the allgather.
 TEST(Collectives, ACorruptedResultFailsTheDataCheck) {
   TempDir dir;
