@@ -348,6 +348,21 @@ bool starts_new_line(std::string_view s) {
   return false;
 }
 
+// Calls fn(index, offset, line) for each line of `block`, the line without
+// its newline and a trailing '\r'.
+template <typename Fn>
+void for_each_line(std::string_view block, Fn fn) {
+  long index = 0;
+  for (std::size_t pos = 0; pos < block.size(); ++index) {
+    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
+    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
+    std::string_view line = block.substr(pos, end - pos);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    fn(index, pos, line);
+    pos = end + 1;
+  }
+}
+
 bool ends_table(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
   if (s.empty()) return true;
@@ -361,32 +376,22 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
   std::vector<WrapRun> runs;
   // Pass 1: the longest line and how many lines have exactly that length;
   // whether any line ends in a space (a soft wrap a terminal copy leaves).
-  std::size_t max_len = 0, at_max = 0, lines = 0, soft = 0;
-  for (std::size_t pos = 0; pos < block.size();) {
-    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
-    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
-    std::size_t len = end - pos;
-    if (len > 0 && block[end - 1] == '\r') --len;
-    if (len >= 40 && block[pos + len - 1] == ' ') ++soft;
+  std::size_t max_len = 0, at_max = 0, soft = 0;
+  for_each_line(block, [&](long, std::size_t, std::string_view line) {
+    const std::size_t len = line.size();
+    if (len >= 40 && line.back() == ' ') ++soft;
     if (len > max_len) {
       max_len = len;
       at_max = 1;
     } else if (len == max_len) {
       ++at_max;
     }
-    ++lines;
-    pos = end + 1;
-  }
+  });
   const bool fixed_width = max_len >= 60 && max_len <= 1024 && at_max >= 3;
   if (!fixed_width && soft == 0) return runs;
   // Pass 2: full-width lines followed by their continuation.
   WrapRun cur;
-  long index = 0;
-  for (std::size_t pos = 0; pos < block.size(); ++index) {
-    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
-    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
-    std::string_view line = block.substr(pos, end - pos);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for_each_line(block, [&](long index, std::size_t pos, std::string_view line) {
     // A piece of a wrapped line: full width, or cut after a space mid-sentence.
     const bool full = (fixed_width && line.size() == max_len && !ends_table(line)) ||
                       (line.size() >= 40 && line.back() == ' ' && !ends_table(line));
@@ -409,8 +414,7 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
       cur.lines = 1;
       cur.text.assign(line);
     }
-    pos = end + 1;
-  }
+  });
   if (cur.lines > 1) runs.push_back(std::move(cur));
   return runs;
 }
@@ -419,11 +423,7 @@ std::vector<WrapRun> sentence_runs(std::string_view block) {
   std::vector<WrapRun> runs;
   std::string_view prev;  // the previous line, when it ends mid-sentence
   std::size_t prev_offset = 0;
-  long index = 0;
-  for (std::size_t pos = 0; pos < block.size(); ++index) {
-    const void* nl = std::memchr(block.data() + pos, '\n', block.size() - pos);
-    const std::size_t end = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - block.data()) : block.size();
-    std::string_view line = block.substr(pos, end - pos);
+  for_each_line(block, [&](long index, std::size_t pos, std::string_view line) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     if (!prev.empty() && !line.empty()) {
       // The continuation: no record start (prefix, timestamp, bracket, a
@@ -451,8 +451,7 @@ std::vector<WrapRun> sentence_runs(std::string_view block) {
     const bool open = line.size() >= 40 && ((last >= 'a' && last <= 'z') || last == ',') && !ends_table(line);
     prev = open ? line : std::string_view();
     prev_offset = pos;
-    pos = end + 1;
-  }
+  });
   return runs;
 }
 
