@@ -117,6 +117,12 @@ int scan(const std::string& path) {
               static_cast<unsigned long long>(reader.bytes()), static_cast<unsigned long long>(lines),
               static_cast<unsigned long long>(scanner.stats().candidate_lines), wall, cpu, mb / wall, mb / cpu,
               ru.ru_maxrss);
+  // The prefilter's shape: how many literal atoms, how short the shortest
+  // (it bounds the skip distance), and patterns screened block by block.
+  std::size_t shortest = 0;
+  for (const auto& a : scanner.atoms()) shortest = shortest == 0 ? a.size() : std::min(shortest, a.size());
+  std::printf("prefilter atoms=%zu shortest_atom=%zu unfiltered_patterns=%zu patterns=%zu\n", scanner.atoms().size(),
+              shortest, scanner.unfiltered().size(), scanner.size());
   return 0;
 }
 
