@@ -62,8 +62,8 @@ class SlurmCluster {
   }
   /// srun with `args`, run again (twice at most) when a rank died of SIGSEGV
   /// before writing `report`: Debian 12's Open MPI 4.1.4 under srun/PMIx now
-  /// and then crashes inside MPI_Init, before any code of ours runs (two runs
-  /// in fifteen with both cores busy; a core showed btl/tcp calling ob1's
+  /// and then crashes inside MPI_Init, before any code of ours runs (5 of 48
+  /// sruns with both cores busy; a core showed btl/tcp calling ob1's
   /// MATCH handler, tag 65, before ob1 had registered it:
   /// mca_btl_base_active_message_trigger[65] was NULL). --wait=20 ends the
   /// other ranks 20 s after the first one exits instead of leaving them in
