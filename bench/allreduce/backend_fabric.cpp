@@ -144,7 +144,9 @@ class FabricBackend final : public Backend {
     j["algorithm"] = to_string(ctx_.plan->algo);
     j["algorithms"] = "oneshot: every rank sends its vector to every other and reduces all in rank order; "
                       "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
-                      "allgather; ring: ring reduce-scatter + allgather, pipelined; non-power-of-two ranks folded";
+                      "allgather; ring: ring reduce-scatter + allgather, pipelined; allgather: rd (recursive "
+                      "doubling) or ring; reducescatter: rh (recursive halving) or ring; non-power-of-two ranks "
+                      "folded";
     j["oneshot_max_bytes"] = ctx_.plan->algo_sizes.oneshot_max;
     j["oneshot_max_ranks"] = kOneShotMaxRanks;
     j["rd_max_bytes"] = ctx_.plan->algo_sizes.rd_max;

@@ -108,7 +108,8 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
   app.add_option("--ring-min", o.ring_min,
                  "fabric, --algo auto: the ring from this size (bytes, K/M/G); allreduce: Rabenseifner between "
-                 "--rd-max and it; allgather, reducescatter: recursive doubling / halving below it");
+                 "--rd-max and it (default 4M); allgather, reducescatter: recursive doubling / halving below it "
+                 "(default 1M, 64K)");
   app.add_option("--chain-min", o.chain_min,
                  "fabric broadcast and reduce: a chain through the ranks pipelined in pieces from this size (bytes, "
                  "K/M/G), the binomial tree below")
@@ -205,13 +206,19 @@ Plan make_plan(const Options& o) {
                      (p.coll == Coll::kAllReduce ? " runs auto, oneshot, rd, rabenseifner or ring" : " has one schedule"));
   p.algo_sizes.oneshot_max = size_or_throw("--oneshot-max", o.oneshot_max);
   p.algo_sizes.rd_max = size_or_throw("--rd-max", o.rd_max);
-  p.algo_sizes.ring_min = size_or_throw("--ring-min", o.ring_min);
+  // Where the ring overtakes the log-step schedules, per collective, measured
+  // on 4 netns hosts at 1 Gbit/s (docs/allreduce.md, Fabric algorithms).
+  const std::string ring_min = !o.ring_min.empty()               ? o.ring_min
+                               : p.coll == Coll::kAllGather      ? "1M"
+                               : p.coll == Coll::kReduceScatter  ? "64K"
+                                                                 : "4M";
+  p.algo_sizes.ring_min = size_or_throw("--ring-min", ring_min);
   p.chain_min_bytes = size_or_throw("--chain-min", o.chain_min);
   // Allreduce's three thresholds are ordered; the other collectives use --ring-min alone.
   if (p.coll == Coll::kAllReduce && p.algo_sizes.rd_max >= p.algo_sizes.ring_min)
-    throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + o.ring_min);
+    throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + ring_min);
   if (p.coll == Coll::kAllReduce && p.algo_sizes.oneshot_max >= p.algo_sizes.ring_min)
-    throw InputError("--oneshot-max " + o.oneshot_max + " must be below --ring-min " + o.ring_min);
+    throw InputError("--oneshot-max " + o.oneshot_max + " must be below --ring-min " + ring_min);
 
   if (!o.compare.empty()) {
     if (!o.backends.empty()) throw InputError("use either --backend or --compare, not both");
