@@ -85,7 +85,7 @@ class FabricBackend final : public Backend {
 
   std::string algorithm(std::size_t count) const override {
     const Coll c = ctx_.plan->coll;
-    return c == Coll::kAllReduce ? to_string(pick(count)) : collective_algorithm(c, pieces(count));
+    return c == Coll::kAllReduce ? to_string(pick(count)) : collective_algorithm(c, pieces(count), pick_coll(count));
   }
 
   // The collectives run in recv_ laid out as their result (coll_plan.h); the
@@ -116,8 +116,8 @@ class FabricBackend final : public Backend {
     if ((c == Coll::kReduceScatter || c == Coll::kReduce || c == Coll::kBroadcast) && !in_place)
       std::memcpy(recv_.data(), send_.data(), k.send * esize());
     if (c == Coll::kSendRecv && nranks_ == 1) std::memcpy(recv_.data(), send_.data(), count * esize());
-    steps_->run(plan_collective(c, nranks_, rank_, ctx_.plan->root, count, pieces(count)), recv_.data(), recv_desc_,
-                {}, send_.data(), send_desc_);
+    steps_->run(plan_collective(c, nranks_, rank_, ctx_.plan->root, count, pieces(count), pick_coll(count)),
+                recv_.data(), recv_desc_, {}, send_.data(), send_desc_);
     if (ctx_.plan->op != RedOp::kAvg) return;
     if (c == Coll::kReduceScatter) finish_avg(recv_.data() + own, count, ctx_.plan->dtype, nranks_);
     if (c == Coll::kReduce && rank_ == ctx_.plan->root) finish_avg(recv_.data(), count, ctx_.plan->dtype, nranks_);
@@ -144,7 +144,9 @@ class FabricBackend final : public Backend {
     j["algorithm"] = to_string(ctx_.plan->algo);
     j["algorithms"] = "oneshot: every rank sends its vector to every other and reduces all in rank order; "
                       "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
-                      "allgather; ring: ring reduce-scatter + allgather, pipelined; non-power-of-two ranks folded";
+                      "allgather; ring: ring reduce-scatter + allgather, pipelined; allgather: rd (recursive "
+                      "doubling) or ring; reducescatter: rh (recursive halving) or ring; non-power-of-two ranks "
+                      "folded";
     j["oneshot_max_bytes"] = ctx_.plan->algo_sizes.oneshot_max;
     j["oneshot_max_ranks"] = kOneShotMaxRanks;
     j["rd_max_bytes"] = ctx_.plan->algo_sizes.rd_max;
@@ -201,6 +203,13 @@ class FabricBackend final : public Backend {
   // Broadcast and reduce pipeline along a chain from --chain-min.
   std::size_t pieces(std::size_t count) const {
     return chain_pieces(ctx_.plan->coll, count * esize(), count, ctx_.plan->chain_min_bytes);
+  }
+
+  // Allgather and reducescatter: recursive doubling / halving below --ring-min
+  // (of the whole result / input, nccl-tests' size), the ring from it.
+  Algo pick_coll(std::size_t count) const {
+    return choose_collective_algo(ctx_.plan->coll, ctx_.plan->algo, count * esize() * static_cast<std::size_t>(nranks_),
+                                  ctx_.plan->algo_sizes);
   }
 
   Algo pick(std::size_t count) const {

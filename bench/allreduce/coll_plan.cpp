@@ -57,10 +57,10 @@ enum class Phase { kHalving, kDoubling };
 // [lo, hi) of P this rank owns, which it updates. Halving: send the partner's
 // half, reduce the own half (the lower one when the bit is 0) and keep it.
 // Doubling: send the owned range and receive the partner's, next to it (on
-// the partner's side), and own both.
-XferStep rabenseifner_step(const Fold& f, std::size_t count, int mask, int tag, Phase phase, int& lo,
-                           int& hi) {
-  const int P = f.pof2;
+// the partner's side), and own both. Segment i is the elements
+// [bounds[i], bounds[i + 1]) of the working buffer (P + 1 bounds).
+XferStep halving_doubling_step(const Fold& f, const std::vector<std::size_t>& bounds, int mask, int tag,
+                               Phase phase, int& lo, int& hi) {
   const bool lower = (f.newrank & mask) == 0;
   int send_lo = lo, send_hi = hi, recv_lo, recv_hi;
   if (phase == Phase::kHalving) {
@@ -75,10 +75,10 @@ XferStep rabenseifner_step(const Fold& f, std::size_t count, int mask, int tag, 
   XferStep s;
   s.tag = tag;
   s.send_peer = s.recv_peer = f.real(f.newrank ^ mask);
-  s.send_offset = segment_offset(count, P, send_lo);
-  s.send_count = segment_offset(count, P, send_hi) - s.send_offset;
-  s.recv_offset = segment_offset(count, P, recv_lo);
-  s.recv_count = segment_offset(count, P, recv_hi) - s.recv_offset;
+  s.send_offset = bounds[static_cast<std::size_t>(send_lo)];
+  s.send_count = bounds[static_cast<std::size_t>(send_hi)] - s.send_offset;
+  s.recv_offset = bounds[static_cast<std::size_t>(recv_lo)];
+  s.recv_count = bounds[static_cast<std::size_t>(recv_hi)] - s.recv_offset;
   s.reduce = phase == Phase::kHalving;
   lo = phase == Phase::kHalving ? recv_lo : std::min(lo, recv_lo);
   hi = phase == Phase::kHalving ? recv_hi : std::max(hi, recv_hi);
@@ -168,11 +168,13 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
   if (add_fold(steps, f, rank, count, kFoldTag, true)) {
     // Segments [lo, hi) of P: halved each step down to segment newrank, then
     // doubled back to all P.
+    std::vector<std::size_t> bounds(static_cast<std::size_t>(P) + 1);
+    for (int i = 0; i <= P; ++i) bounds[static_cast<std::size_t>(i)] = segment_offset(count, P, i);
     int lo = 0, hi = P, tag = 1;
     for (int mask = P / 2; mask >= 1; mask /= 2)
-      steps.push_back(rabenseifner_step(f, count, mask, tag++, Phase::kHalving, lo, hi));
+      steps.push_back(halving_doubling_step(f, bounds, mask, tag++, Phase::kHalving, lo, hi));
     for (int mask = 1; mask < P; mask *= 2)
-      steps.push_back(rabenseifner_step(f, count, mask, tag++, Phase::kDoubling, lo, hi));
+      steps.push_back(halving_doubling_step(f, bounds, mask, tag++, Phase::kDoubling, lo, hi));
   }
   add_fold(steps, f, rank, count, 1 + 2 * k, false);
   return steps;
@@ -195,6 +197,66 @@ void ring_steps(std::vector<XferStep>& steps, int n, int rank, std::size_t block
     x.recv_offset = mod(rank - s - 1 - shift, n) * block;
     x.send_count = x.recv_count = block;
     x.reduce = reduce;
+    steps.push_back(x);
+  }
+}
+
+// Allgather by recursive doubling and reduce-scatter by recursive halving
+// (MPICH's choices for short messages), on n blocks of `count`: log2 P steps
+// instead of the ring's n - 1, the same bytes per rank on a power of two.
+// Other rank counts fold as the allreduce does: virtual rank v < rem stands
+// for real ranks 2v and 2v + 1 and so for their two blocks, the others for
+// one, so every range of virtual ranks is one range of blocks. Allgather:
+// the even rank below 2 rem gives its block to the odd one first and gets
+// the whole result back last; reduce-scatter: it gives its whole vector
+// (reduced there) and gets its reduced block back.
+void log_steps(std::vector<XferStep>& steps, Coll c, int n, int rank, std::size_t count) {
+  const Fold f = fold_of(n, rank);
+  const int P = f.pof2, k = log2_of(P);
+  const bool rs = c == Coll::kReduceScatter;
+  const std::size_t all = static_cast<std::size_t>(n) * count;
+  const std::size_t own = static_cast<std::size_t>(rank) * count;
+  const bool folded = rank < 2 * f.rem, sits_out = f.newrank < 0;
+  if (folded) {
+    XferStep x;
+    x.tag = kFoldTag;
+    if (sits_out) {
+      x.send_peer = rank + 1;
+      x.send_offset = rs ? 0 : own;
+      x.send_count = rs ? all : count;
+    } else {
+      x.recv_peer = rank - 1;
+      x.recv_offset = rs ? 0 : own - count;
+      x.recv_count = rs ? all : count;
+      x.reduce = rs;
+    }
+    steps.push_back(x);
+  }
+  if (!sits_out) {
+    std::vector<std::size_t> bounds(static_cast<std::size_t>(P) + 1);
+    for (int v = 0; v <= P; ++v)
+      bounds[static_cast<std::size_t>(v)] = static_cast<std::size_t>(v < f.rem ? 2 * v : v + f.rem) * count;
+    int lo = rs ? 0 : f.newrank, hi = rs ? P : f.newrank + 1, tag = 1;
+    if (rs) {
+      for (int mask = P / 2; mask >= 1; mask /= 2)
+        steps.push_back(halving_doubling_step(f, bounds, mask, tag++, Phase::kHalving, lo, hi));
+    } else {
+      for (int mask = 1; mask < P; mask *= 2)
+        steps.push_back(halving_doubling_step(f, bounds, mask, tag++, Phase::kDoubling, lo, hi));
+    }
+  }
+  if (folded) {
+    XferStep x;
+    x.tag = 1 + k;
+    if (sits_out) {
+      x.recv_peer = rank + 1;
+      x.recv_offset = rs ? own : 0;
+      x.recv_count = rs ? count : all;
+    } else {
+      x.send_peer = rank - 1;
+      x.send_offset = rs ? own - count : 0;
+      x.send_count = rs ? count : all;
+    }
     steps.push_back(x);
   }
 }
@@ -289,12 +351,22 @@ std::size_t chain_pieces(Coll c, std::size_t bytes, std::size_t count, std::size
   return std::min(count, std::clamp<std::size_t>(bytes >> 20, 16, 256));
 }
 
+Algo choose_collective_algo(Coll c, Algo requested, std::size_t bytes, const AlgoSizes& sizes) {
+  if (c != Coll::kAllGather && c != Coll::kReduceScatter) return Algo::kRing;
+  if (requested == Algo::kRing || requested == Algo::kRecursiveDoubling) return requested;
+  return bytes >= sizes.ring_min ? Algo::kRing : Algo::kRecursiveDoubling;
+}
+
 std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count,
-                                      std::size_t pieces) {
+                                      std::size_t pieces, Algo algo) {
   std::vector<XferStep> steps;
   if (nranks <= 1 || count == 0) return steps;
   if (pieces > 0 && (c == Coll::kBroadcast || c == Coll::kReduce)) {
     chain(steps, nranks, rank, root, count, std::min(pieces, count), c == Coll::kReduce);
+    return steps;
+  }
+  if ((c == Coll::kAllGather || c == Coll::kReduceScatter) && algo == Algo::kRecursiveDoubling) {
+    log_steps(steps, c, nranks, rank, count);
     return steps;
   }
   switch (c) {
@@ -330,11 +402,12 @@ std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, st
   return steps;
 }
 
-std::string collective_algorithm(Coll c, std::size_t pieces) {
+std::string collective_algorithm(Coll c, std::size_t pieces, Algo algo) {
   if (pieces > 0 && (c == Coll::kBroadcast || c == Coll::kReduce)) return "chain";
+  const bool log = algo == Algo::kRecursiveDoubling;
   switch (c) {
-    case Coll::kAllGather:
-    case Coll::kReduceScatter: return "ring";
+    case Coll::kAllGather: return log ? "rd" : "ring";
+    case Coll::kReduceScatter: return log ? "rh" : "ring";
     case Coll::kBroadcast:
     case Coll::kReduce: return "binomial";
     case Coll::kAllToAll: return "pairwise";

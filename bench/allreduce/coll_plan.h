@@ -83,8 +83,12 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
 /// The fabric backend's schedule of a collective other than allreduce, for
 /// the call's `count` (the per-rank block of allgather, reducescatter and
 /// alltoall), on a working buffer laid out as the result is:
-/// - allgather: ring, n-1 steps; the rank's own block in place beforehand;
-/// - reducescatter: ring, n-1 reducing steps; the result in the rank's block;
+/// - allgather: `algo` kRing: ring, n-1 steps; kRecursiveDoubling: recursive
+///   doubling, log2 P steps (P the largest power of two <= n, the others
+///   folded in and out: 2 more steps); the rank's own block in place beforehand;
+/// - reducescatter: ring, n-1 reducing steps, or (kRecursiveDoubling)
+///   recursive halving, log2 P reducing steps (folded as allgather); the
+///   result in the rank's block;
 /// - broadcast, reduce: binomial tree from / to `root` (log2 n rounds), or
 ///   with `pieces` > 0 a chain through the ranks from / to the root,
 ///   pipelined in that many pieces (n - 2 + pieces steps of a piece each);
@@ -93,9 +97,16 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
 /// - sendrecv: one step, the input to rank + 1, the result from rank - 1.
 /// Empty for one rank. "allreduce" is not one of them (see choose_algo).
 std::vector<XferStep> plan_collective(Coll c, int nranks, int rank, int root, std::size_t count,
-                                      std::size_t pieces = 0);
-/// The name of that schedule ("ring", "binomial", "chain", "pairwise"; "" for sendrecv).
-std::string collective_algorithm(Coll c, std::size_t pieces = 0);
+                                      std::size_t pieces = 0, Algo algo = Algo::kRing);
+/// The name of that schedule ("ring", "rd" (allgather's recursive doubling),
+/// "rh" (reducescatter's recursive halving), "binomial", "chain", "pairwise";
+/// "" for sendrecv).
+std::string collective_algorithm(Coll c, std::size_t pieces = 0, Algo algo = Algo::kRing);
+/// Allgather's and reducescatter's schedule for `bytes` (the whole result,
+/// resp. input: nccl-tests' size): `requested` when forced (kRing or
+/// kRecursiveDoubling), else the log-step one below `sizes.ring_min` and the
+/// ring from it. kRing for the other collectives (one schedule each).
+Algo choose_collective_algo(Coll c, Algo requested, std::size_t bytes, const AlgoSizes& sizes);
 /// The pieces of the chain for `bytes` when broadcast and reduce pipeline
 /// (from `chain_min` bytes, --chain-min; 0 below: the binomial tree): 1 MiB
 /// each, 16 to 256. Measured on 4 netns hosts at 1 Gbit/s (docs/allreduce.md):

@@ -12,6 +12,10 @@
 #
 #   bench/allreduce/netns_collectives.sh [BUILD_DIR] [--rate 1gbit] [--sizes 1K:16M] [--factor 16]
 #                                        [--iters 10] [--id 43] [--collectives allgather,reducescatter,...]
+#                                        [--algo auto|ring|log]
+# --algo forces the fabric's allgather and reducescatter schedule: ring, or
+# log (recursive doubling / halving); auto (default) picks by size
+# (--ring-min, docs/allreduce.md). The other collectives have one schedule each.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$here/build
@@ -21,14 +25,22 @@ factor=16
 iters=10
 id=43
 collectives=allgather,reducescatter,broadcast,reduce,alltoall,sendrecv
+algo=auto
 # shellcheck source=bench/allreduce/netns_lib.sh
 . "$here/bench/allreduce/netns_lib.sh"
-netns_bench_args netns_collectives.sh --sizes sizes --factor factor --iters iters --collectives collectives -- "$@"
+netns_bench_args netns_collectives.sh --sizes sizes --factor factor --iters iters --collectives collectives --algo algo -- "$@"
 netns_bench_up netns_collectives.sh "$build" "$id" "$rate"
 IFS=, read -r -a list <<<"$collectives"
 for c in "${list[@]}"; do
+  a=auto
+  if [[ $c == allgather || $c == reducescatter ]]; then
+    case $algo in
+      ring) a=ring ;;
+      log) a=rd; [[ $c == reducescatter ]] && a=rh ;;
+    esac
+  fi
   cmd=("$mpirun" -np 4 -H "$hosts" --allow-run-as-root "${flags[@]}" --mca mpi_yield_when_idle 1
-       "$bin" --collective "$c" --compare fabric:tcp,mpi -b "${sizes%%:*}" -e "${sizes##*:}" -f "$factor"
+       "$bin" --collective "$c" --algo "$a" --compare fabric:tcp,mpi -b "${sizes%%:*}" -e "${sizes##*:}" -f "$factor"
        -n "$iters" -w 2 --inplace 0 --timeout 1200 -q --json "$out/$c.json")
   echo "==> [$c] load before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores" >&2
   echo "==> [$c] ${cmd[*]}" >&2

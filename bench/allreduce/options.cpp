@@ -99,13 +99,17 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
   app.add_option("--algo", o.algo,
                  "fabric: allreduce algorithm: auto (by size: --oneshot-max, --rd-max, --ring-min), oneshot (every "
                  "rank sends its vector to all others, one step), rd (recursive doubling), rabenseifner "
-                 "(recursive-halving reduce-scatter + recursive-doubling allgather), ring")
-      ->check(CLI::IsMember({"auto", "oneshot", "rd", "rabenseifner", "ring"}));
+                 "(recursive-halving reduce-scatter + recursive-doubling allgather), ring; allgather and "
+                 "reducescatter: auto (the ring from --ring-min), rd (allgather's recursive doubling), rh "
+                 "(reducescatter's recursive halving), ring")
+      ->check(CLI::IsMember({"auto", "oneshot", "rd", "rh", "rabenseifner", "ring"}));
   app.add_option("--oneshot-max", o.oneshot_max,
                  "fabric, --algo auto: one-shot up to this size (bytes, K/M/G; 0: never) on at most 8 ranks");
   app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
   app.add_option("--ring-min", o.ring_min,
-                 "fabric, --algo auto: the ring from this size (bytes, K/M/G); Rabenseifner between --rd-max and it");
+                 "fabric, --algo auto: the ring from this size (bytes, K/M/G); allreduce: Rabenseifner between "
+                 "--rd-max and it (default 4M); allgather, reducescatter: recursive doubling / halving below it "
+                 "(default 1M, 64K)");
   app.add_option("--chain-min", o.chain_min,
                  "fabric broadcast and reduce: a chain through the ranks pipelined in pieces from this size (bytes, "
                  "K/M/G), the binomial tree below")
@@ -184,19 +188,37 @@ Plan make_plan(const Options& o) {
   p.chunk_bytes = size_or_throw("--chunk", o.chunk);
   if (p.chunk_bytes < 64) throw InputError("--chunk must be at least 64 bytes");
   p.grad_bytes = size_or_throw("--grad-bytes", o.grad_bytes);
-  if (!algo_from_string(o.algo, &p.algo))
-    throw InputError("--algo '" + o.algo + "': use auto, oneshot, rd, rabenseifner or ring");
-  if (p.algo != Algo::kAuto && p.coll != Coll::kAllReduce)
-    throw InputError("--algo chooses the fabric allreduce's algorithm; " + std::string(to_string(p.coll)) +
+  // rh: reducescatter's recursive halving, the log-step schedule rd names for allgather.
+  const bool halving = o.algo == "rh" || o.algo == "recursive_halving";
+  if (!algo_from_string(halving ? "rd" : o.algo, &p.algo))
+    throw InputError("--algo '" + o.algo + "': use auto, oneshot, rd, rh, rabenseifner or ring");
+  const bool gathers = p.coll == Coll::kAllGather || p.coll == Coll::kReduceScatter;
+  const std::string coll_name(to_string(p.coll));
+  if (p.algo != Algo::kAuto && !gathers && p.coll != Coll::kAllReduce)
+    throw InputError("--algo chooses the fabric's allreduce, allgather and reducescatter algorithm; " + coll_name +
                      " has one schedule (docs/allreduce.md)");
+  const std::string log_name = p.coll == Coll::kReduceScatter ? "rh" : "rd";
+  if (gathers && p.algo != Algo::kAuto && p.algo != Algo::kRing && (p.algo != Algo::kRecursiveDoubling ||
+                                                                    (halving != (p.coll == Coll::kReduceScatter))))
+    throw InputError("--algo '" + o.algo + "': " + coll_name + " runs auto, " + log_name + " or ring");
+  if (halving && p.coll != Coll::kReduceScatter)
+    throw InputError("--algo rh (recursive halving) is reducescatter's; " + coll_name +
+                     (p.coll == Coll::kAllReduce ? " runs auto, oneshot, rd, rabenseifner or ring" : " has one schedule"));
   p.algo_sizes.oneshot_max = size_or_throw("--oneshot-max", o.oneshot_max);
   p.algo_sizes.rd_max = size_or_throw("--rd-max", o.rd_max);
-  p.algo_sizes.ring_min = size_or_throw("--ring-min", o.ring_min);
+  // Where the ring overtakes the log-step schedules, per collective, measured
+  // on 4 netns hosts at 1 Gbit/s (docs/allreduce.md, Fabric algorithms).
+  const std::string ring_min = !o.ring_min.empty()               ? o.ring_min
+                               : p.coll == Coll::kAllGather      ? "1M"
+                               : p.coll == Coll::kReduceScatter  ? "64K"
+                                                                 : "4M";
+  p.algo_sizes.ring_min = size_or_throw("--ring-min", ring_min);
   p.chain_min_bytes = size_or_throw("--chain-min", o.chain_min);
-  if (p.algo_sizes.rd_max >= p.algo_sizes.ring_min)
-    throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + o.ring_min);
-  if (p.algo_sizes.oneshot_max >= p.algo_sizes.ring_min)
-    throw InputError("--oneshot-max " + o.oneshot_max + " must be below --ring-min " + o.ring_min);
+  // Allreduce's three thresholds are ordered; the other collectives use --ring-min alone.
+  if (p.coll == Coll::kAllReduce && p.algo_sizes.rd_max >= p.algo_sizes.ring_min)
+    throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + ring_min);
+  if (p.coll == Coll::kAllReduce && p.algo_sizes.oneshot_max >= p.algo_sizes.ring_min)
+    throw InputError("--oneshot-max " + o.oneshot_max + " must be below --ring-min " + ring_min);
 
   if (!o.compare.empty()) {
     if (!o.backends.empty()) throw InputError("use either --backend or --compare, not both");

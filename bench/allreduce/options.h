@@ -36,7 +36,10 @@ struct Options {
   std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
   std::string oneshot_max = "0";      ///< fabric auto: one-shot up to this size (on at most 8 ranks; 0: never)
   std::string rd_max = "8K";          ///< fabric auto: recursive doubling up to this size
-  std::string ring_min = "4M";        ///< fabric auto: the ring from this size (Rabenseifner between)
+  /// fabric auto: the ring from this size (allreduce: Rabenseifner between;
+  /// allgather, reducescatter: recursive doubling / halving below); empty:
+  /// the collective's default (kRingMinDefault in options.cpp)
+  std::string ring_min;
   std::string chain_min = "64K";      ///< fabric broadcast/reduce: the pipelined chain from this size (binomial below)
   std::string iface;                  ///< interface for mesh / control / fabric tcp
   std::string nccl_net;               ///< --nccl-net socket|ofi (sets the target of "nccl")

@@ -101,7 +101,8 @@ bool simulate(Plan plan, int n, std::size_t count, RedOp op, int* wrong_ranks) {
 
 // A collective's schedule on every rank, laid out as the fabric backend lays
 // it out (out of place), then data.h's check of each rank's result.
-bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wrong_ranks, std::size_t pieces = 0) {
+bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wrong_ranks, std::size_t pieces = 0,
+                   Algo algo = Algo::kRing) {
   std::vector<std::vector<XferStep>> steps;
   std::vector<std::vector<float>> work(static_cast<std::size_t>(n)), input(static_cast<std::size_t>(n));
   std::vector<CollData> data;
@@ -125,7 +126,7 @@ bool simulate_coll(Coll c, int n, int root, std::size_t count, RedOp op, int* wr
       std::copy(in.begin() + static_cast<long>(own), in.begin() + static_cast<long>(own + count),
                 w.begin() + static_cast<long>(own));
     else if (c != Coll::kSendRecv) std::copy(in.begin(), in.end(), w.begin());
-    steps.push_back(plan_collective(c, n, r, root, count, pieces));
+    steps.push_back(plan_collective(c, n, r, root, count, pieces, algo));
   }
   if (n == 1 && c == Coll::kSendRecv) work[0] = input[0];
   if (!run_steps(steps, work, input, op)) return false;
@@ -151,6 +152,41 @@ TEST(CollPlan, EveryCollectiveDeliversForAnyRankCountAndRoot) {
             EXPECT_TRUE(simulate_coll(c, n, root, count, op, &wrong)) << what;
             EXPECT_EQ(wrong, 0) << what;
           }
+}
+
+// Allgather's recursive doubling and reducescatter's recursive halving, on
+// powers of two and on the folded counts between (odd and even remainders).
+TEST(CollPlan, LogStepAllgatherAndReduceScatterDeliverForAnyRankCount) {
+  for (Coll c : {Coll::kAllGather, Coll::kReduceScatter})
+    for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16})
+      for (std::size_t count : {1u, 4u, 37u})
+        for (RedOp op : {RedOp::kSum, RedOp::kMax}) {
+          int wrong = -1;
+          const std::string what = std::string(to_string(c)) + " n " + std::to_string(n) + " count " +
+                                   std::to_string(count);
+          EXPECT_TRUE(simulate_coll(c, n, 0, count, op, &wrong, 0, Algo::kRecursiveDoubling)) << what;
+          EXPECT_EQ(wrong, 0) << what;
+        }
+  // log2 P steps on a power of two; two more (fold in, fold out) for a folded rank.
+  EXPECT_EQ(plan_collective(Coll::kAllGather, 8, 3, 0, 8, 0, Algo::kRecursiveDoubling).size(), 3u);
+  EXPECT_EQ(plan_collective(Coll::kReduceScatter, 8, 3, 0, 8, 0, Algo::kRecursiveDoubling).size(), 3u);
+  EXPECT_EQ(plan_collective(Coll::kAllGather, 6, 1, 0, 8, 0, Algo::kRecursiveDoubling).size(), 4u);
+  EXPECT_EQ(plan_collective(Coll::kReduceScatter, 6, 0, 0, 8, 0, Algo::kRecursiveDoubling).size(), 2u);
+  EXPECT_EQ(plan_collective(Coll::kReduceScatter, 6, 5, 0, 8, 0, Algo::kRecursiveDoubling).size(), 2u);
+  // Halving sends half the vector first, then a quarter: (P-1)/P of it, as the ring.
+  const auto rh = plan_collective(Coll::kReduceScatter, 4, 1, 0, 10, 0, Algo::kRecursiveDoubling);
+  ASSERT_EQ(rh.size(), 2u);
+  EXPECT_EQ(rh[0].send_count + rh[1].send_count, 30u);
+  EXPECT_EQ(collective_algorithm(Coll::kAllGather, 0, Algo::kRecursiveDoubling), "rd");
+  EXPECT_EQ(collective_algorithm(Coll::kReduceScatter, 0, Algo::kRecursiveDoubling), "rh");
+  EXPECT_EQ(collective_algorithm(Coll::kReduceScatter), "ring");
+  const AlgoSizes sizes{0, 8192, 1 << 20};
+  EXPECT_EQ(choose_collective_algo(Coll::kAllGather, Algo::kAuto, 4096, sizes), Algo::kRecursiveDoubling);
+  EXPECT_EQ(choose_collective_algo(Coll::kAllGather, Algo::kAuto, 1 << 20, sizes), Algo::kRing);
+  EXPECT_EQ(choose_collective_algo(Coll::kReduceScatter, Algo::kRing, 8, sizes), Algo::kRing);
+  EXPECT_EQ(choose_collective_algo(Coll::kReduceScatter, Algo::kRecursiveDoubling, 1 << 30, sizes),
+            Algo::kRecursiveDoubling);
+  EXPECT_EQ(choose_collective_algo(Coll::kBroadcast, Algo::kAuto, 8, sizes), Algo::kRing);
 }
 
 // The pipelined chain of broadcast and reduce: every piece count, including

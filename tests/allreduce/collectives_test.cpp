@@ -87,15 +87,25 @@ TEST_P(EveryCollective, FourRanksFabricTcpRootedOnTheLastRank) {
   const Coll c = GetParam();
   const bool rooted = c == Coll::kBroadcast || c == Coll::kReduce;
   TempDir dir;
-  // From --chain-min 8K broadcast and reduce pipeline along a chain.
-  const ArRun r = run_ar(local_mpirun(4, args(c, "fabric:tcp", rooted ? std::vector<std::string>{"-r", "3", "--chain-min", "8K"}
-                                                                     : std::vector<std::string>{})),
-                         dir);
+  // From --chain-min 8K broadcast and reduce pipeline along a chain; from
+  // --ring-min 8K allgather and reducescatter run the ring, recursive
+  // doubling / halving below.
+  const bool gathers = c == Coll::kAllGather || c == Coll::kReduceScatter;
+  std::vector<std::string> extra;
+  if (rooted) extra = {"-r", "3", "--chain-min", "8K"};
+  if (gathers) extra = {"--ring-min", "8K"};
+  const ArRun r = run_ar(local_mpirun(4, args(c, "fabric:tcp", extra)), dir);
   expect_checked(r, c, 4, 3, {"fabric:tcp"});
   if (rooted && r.have_report) {
     const auto& rows = r.probe["data"]["targets"][0]["table"];
     ASSERT_EQ(rows.size(), 4u);
     for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(rows[i]["algorithm"], i < 2 ? "binomial" : "chain") << rows[i].dump();
+  }
+  if (gathers && r.have_report) {
+    const auto& rows = r.probe["data"]["targets"][0]["table"];  // 256 B, 8 KiB, 256 KiB
+    ASSERT_EQ(rows.size(), 3u);
+    const std::string log = c == Coll::kAllGather ? "rd" : "rh";
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(rows[i]["algorithm"], i < 1 ? log : "ring") << rows[i].dump();
   }
 }
 

@@ -90,6 +90,15 @@ TEST(Options, CollectiveByNcclTestsNames) {
   EXPECT_NE(error_of({"--collective", "allgather", "--scaling"}).find("--scaling"), std::string::npos);
   EXPECT_NE(error_of({"--collective", "sendrecv", "--pt2pt"}).find("--pt2pt"), std::string::npos);
   EXPECT_NE(error_of({"--collective", "broadcast", "--algo", "ring"}).find("--algo chooses"), std::string::npos);
+  // Allgather and reducescatter choose between their log-step schedule and the ring.
+  EXPECT_EQ(error_of({"--collective", "allgather", "--algo", "rd"}), "");
+  EXPECT_EQ(error_of({"--collective", "reducescatter", "--algo", "rh"}), "");
+  EXPECT_EQ(error_of({"--collective", "reducescatter", "--algo", "ring"}), "");
+  EXPECT_NE(error_of({"--collective", "reducescatter", "--algo", "rd"}).find("reducescatter runs auto, rh or ring"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--collective", "allgather", "--algo", "rabenseifner"}).find("allgather runs auto, rd or ring"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--algo", "rh"}).find("reducescatter's"), std::string::npos);
   EXPECT_EQ(plan_of({}).chain_min_bytes, 64u << 10);
   EXPECT_EQ(plan_of({"--collective", "broadcast", "--chain-min", "1M"}).chain_min_bytes, 1u << 20);
   // avg is an op of reducing collectives only; a broadcast moves the data as it is.
@@ -109,6 +118,11 @@ TEST(Options, AlgorithmAndThresholds) {
   EXPECT_EQ(plan_of({"--algo", "oneshot"}).algo, Algo::kOneShot);
   EXPECT_NE(error_of({"--oneshot-max", "8M"}).find("--oneshot-max 8M must be below --ring-min"), std::string::npos);
   EXPECT_NE(error_of({"--rd-max", "1M", "--ring-min", "64K"}).find("must be below --ring-min"), std::string::npos);
+  EXPECT_EQ(error_of({"--collective", "allgather", "--ring-min", "8K"}), "");  // --rd-max is allreduce's
+  EXPECT_EQ(plan_of({}).algo_sizes.ring_min, 4u << 20);  // each collective's own default
+  EXPECT_EQ(plan_of({"--collective", "allgather"}).algo_sizes.ring_min, 1u << 20);
+  EXPECT_EQ(plan_of({"--collective", "reducescatter"}).algo_sizes.ring_min, 64u << 10);
+  EXPECT_EQ(plan_of({"--collective", "reducescatter", "--ring-min", "2M"}).algo_sizes.ring_min, 2u << 20);
   EXPECT_NE(error_of({"--rd-max", "x"}).find("not a size"), std::string::npos);
 }
 
