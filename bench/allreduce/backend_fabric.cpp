@@ -74,8 +74,9 @@ class FabricBackend final : public Backend {
     });
     // Warm: connects the peers of every algorithm (tcp sets up connections lazily).
     const std::size_t warm = std::min<std::size_t>(max_count, 1024);
-    for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner}) {
+    for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner, Algo::kLinear}) {
       if (a == Algo::kOneShot && !warms_oneshot()) continue;
+      if (a == Algo::kLinear && ctx_.plan->algo != Algo::kLinear) continue;  // forced only
       fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
       run(a, warm);
     }
@@ -145,8 +146,8 @@ class FabricBackend final : public Backend {
     j["algorithms"] = "oneshot: every rank sends its vector to every other and reduces all in rank order; "
                       "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
                       "allgather; ring: ring reduce-scatter + allgather, pipelined; allgather: rd (recursive "
-                      "doubling) or ring; reducescatter: rh (recursive halving) or ring; non-power-of-two ranks "
-                      "folded";
+                      "doubling) or ring; reducescatter: rh (recursive halving) or ring; linear (forced only): "
+                      "reduce to rank 0, then rank 0 sends to all; non-power-of-two ranks folded";
     j["oneshot_max_bytes"] = ctx_.plan->algo_sizes.oneshot_max;
     j["oneshot_max_ranks"] = kOneShotMaxRanks;
     j["rd_max_bytes"] = ctx_.plan->algo_sizes.rd_max;
@@ -225,6 +226,7 @@ class FabricBackend final : public Backend {
       case Algo::kRabenseifner:
         steps_->run(plan_rabenseifner(nranks_, rank_, count), recv_.data(), recv_desc_);
         break;
+      case Algo::kLinear: steps_->run(plan_linear(nranks_, rank_, count), recv_.data(), recv_desc_); break;
       default: ring_->allreduce(recv_.data(), recv_desc_, count); break;
     }
   }

@@ -94,6 +94,7 @@ std::string to_string(Algo a) {
     case Algo::kRecursiveDoubling: return "rd";
     case Algo::kRabenseifner: return "rabenseifner";
     case Algo::kRing: return "ring";
+    case Algo::kLinear: return "linear";
   }
   return "auto";
 }
@@ -104,6 +105,7 @@ bool algo_from_string(const std::string& s, Algo* out) {
   else if (s == "rd" || s == "recursive_doubling") *out = Algo::kRecursiveDoubling;
   else if (s == "rabenseifner") *out = Algo::kRabenseifner;
   else if (s == "ring") *out = Algo::kRing;
+  else if (s == "linear") *out = Algo::kLinear;
   else return false;
   return true;
 }
@@ -177,6 +179,43 @@ std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count)
       steps.push_back(halving_doubling_step(f, bounds, mask, tag++, Phase::kDoubling, lo, hi));
   }
   add_fold(steps, f, rank, count, 1 + 2 * k, false);
+  return steps;
+}
+
+std::vector<XferStep> plan_linear(int nranks, int rank, std::size_t count) {
+  std::vector<XferStep> steps;
+  if (nranks <= 1 || count == 0) return steps;
+  // Receives match by tag alone: a tag per sender keeps the reduction in rank order.
+  const int bcast_tag = nranks + 1;
+  if (rank == 0) {
+    for (int peer = 1; peer < nranks; ++peer) {
+      XferStep s;
+      s.tag = 1 + peer;
+      s.recv_peer = peer;
+      s.recv_count = count;
+      s.reduce = true;
+      steps.push_back(s);
+    }
+    for (int peer = 1; peer < nranks; ++peer) {
+      XferStep s;
+      s.tag = bcast_tag;
+      s.send_peer = peer;
+      s.send_count = count;
+      s.with_next = peer + 1 < nranks;
+      steps.push_back(s);
+    }
+    return steps;
+  }
+  XferStep up;
+  up.tag = 1 + rank;
+  up.send_peer = 0;
+  up.send_count = count;
+  steps.push_back(up);
+  XferStep down;
+  down.tag = bcast_tag;
+  down.recv_peer = 0;
+  down.recv_count = count;
+  steps.push_back(down);
   return steps;
 }
 

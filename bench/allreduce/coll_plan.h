@@ -28,7 +28,7 @@
 namespace nodeprobe::allreduce {
 
 /// The allreduce algorithms of the fabric backend.
-enum class Algo { kAuto, kOneShot, kRecursiveDoubling, kRabenseifner, kRing };
+enum class Algo { kAuto, kOneShot, kRecursiveDoubling, kRabenseifner, kRing, kLinear };
 
 /// "auto", "oneshot", "rd", "rabenseifner", "ring".
 std::string to_string(Algo a);
@@ -79,6 +79,10 @@ struct XferStep {
 std::vector<XferStep> plan_oneshot(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count);
+/// Reduce to rank 0 (its receives in rank order, each reduced as it lands),
+/// then rank 0 sends the result to all at once: 2 latency steps on any rank
+/// count, 2(n-1) messages in all (Open MPI's basic linear allreduce).
+std::vector<XferStep> plan_linear(int nranks, int rank, std::size_t count);
 
 /// The fabric backend's schedule of a collective other than allreduce, for
 /// the call's `count` (the per-rank block of allgather, reducescatter and

@@ -57,6 +57,25 @@ TEST(AllreduceAlgos, EveryAlgorithmFiveRanksShm) {
   EXPECT_GT(r.metric("time_p99", {{"size", "1024"}, {"placement", "in-place"}}), 0);
 }
 
+// Open MPI's basic linear shape (reduce to rank 0, then rank 0 sends to all),
+// forced, on 3 ranks: every size reduced in rank order and checked.
+TEST(AllreduceAlgos, LinearForcedOnThreeRanksTcp) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(3, {"--backend", "fabric:tcp", "--algo", "linear", "-b", "4", "-e", "16K", "-f",
+                                          "16", "-n", "2", "-w", "1", "-c", "2", "--timeout", "60", "-q"}),
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
+  EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason();
+  EXPECT_EQ(r.check("data.fabric.tcp")["status"], "pass");
+  const auto& rows = r.probe["data"]["targets"][0]["table"];
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["algorithm"], "linear") << row.dump();
+    EXPECT_EQ(row["out_of_place"]["wrong"], 0) << row.dump();
+    EXPECT_EQ(row["in_place"]["wrong"], 0) << row.dump();
+  }
+}
+
 TEST(AllreduceAlgos, Pt2ptMeasuresEveryPairPerTarget) {
   TempDir dir;
   const ArRun r = run_ar(local_mpirun(3, {"--pt2pt", "--backend", "fabric:shm,mpi", "-b", "8", "-e", "64K", "-f",

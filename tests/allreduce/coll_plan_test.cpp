@@ -228,7 +228,7 @@ TEST(CollPlan, CollectiveStepCounts) {
 }
 
 TEST(CollPlan, EveryAlgorithmReducesForAnyRankCount) {
-  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling, &plan_rabenseifner})
+  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling, &plan_rabenseifner, &plan_linear})
     for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 12})
       for (std::size_t count : {0u, 1u, 3u, 7u, 64u, 1001u})
         for (RedOp op : {RedOp::kSum, RedOp::kMax}) {
