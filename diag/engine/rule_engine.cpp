@@ -141,10 +141,20 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
 
 std::vector<int> RuleEngine::body_matches(std::string_view line, std::string_view* body) const {
   if (!anchored_) return {};
-  *body = message_body(line);
-  if (body->size() >= line.size()) return {};
+  // Every point where the message may begin behind its wrappers; the body
+  // passed on is the earliest that matched.
+  std::string_view starts[8];
+  const std::size_t n = message_starts(line, starts, 8);
   std::vector<int> ids;
-  for (int local : anchored_->match_line(*body)) ids.push_back(anchored_ids_[static_cast<std::size_t>(local)]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::vector<int> local = anchored_->match_line(starts[i]);
+    if (local.empty()) continue;
+    if (ids.empty()) *body = starts[i];
+    for (int l : local) {
+      const int id = anchored_ids_[static_cast<std::size_t>(l)];
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+  }
   return ids;
 }
 
@@ -160,8 +170,13 @@ void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::st
     // A timestamp, host or container prefix hides the start of the message
     // from the anchored patterns: match those on the message itself.
     std::string_view body;
-    const std::vector<int> body_ids = body_matches(line, &body);
-    if (ids && !ids->empty()) on_logical(c, line, *ids, opt, r, matched);
+    std::vector<int> body_ids = body_matches(line, &body);
+    if (ids && !ids->empty()) {
+      body_ids.erase(std::remove_if(body_ids.begin(), body_ids.end(),
+                                    [&](int id) { return std::find(ids->begin(), ids->end(), id) != ids->end(); }),
+                     body_ids.end());
+      on_logical(c, line, *ids, opt, r, matched);
+    }
     if (!body_ids.empty()) on_logical(c, body, body_ids, opt, r, matched);
     return;
   }
