@@ -357,9 +357,7 @@ std::size_t soft_wrapper_len(std::string_view s) {
     if (q > p + 1 && q < s.size() && s[q] == ':') return q + 1;
   }
   p = 0;
-  while (p < s.size() && p < 64 &&
-         (std::isalnum(static_cast<unsigned char>(s[p])) || s[p] == '-' || s[p] == '_' || s[p] == '.'))
-    ++p;
+  while (p < s.size() && p < 64 && (alpha(s[p]) || digit(s[p]) || s[p] == '-' || s[p] == '_' || s[p] == '.')) ++p;
   if (p > 0 && p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') return p + 2;
   return 0;
 }

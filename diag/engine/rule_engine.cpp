@@ -112,7 +112,9 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
       anchored_ids_.push_back(static_cast<int>(i));
     }
   }
-  if (!anchored.empty()) anchored_ = std::make_unique<MultiPatternScanner>(anchored);
+  // Matched on the message behind a line's wrappers, at its start only: an
+  // unanchored alternative of such a pattern is matched on the raw line.
+  if (!anchored.empty()) anchored_ = std::make_unique<MultiPatternScanner>(anchored, true);
   RE2::Options o;
   o.set_log_errors(false);
   compiled_->extract.resize(rs.size());
@@ -142,7 +144,8 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
 std::vector<int> RuleEngine::body_matches(std::string_view line, std::string_view* body) const {
   if (!anchored_) return {};
   // Every point where the message may begin behind its wrappers; the body
-  // passed on is the earliest that matched.
+  // passed on is the earliest that matched. The set is anchored at the start:
+  // each try stops within a few bytes unless a pattern begins there.
   std::string_view starts[8];
   const std::size_t n = message_starts(line, starts, 8);
   std::vector<int> ids;

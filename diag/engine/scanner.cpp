@@ -212,12 +212,13 @@ bool atom_cover(const std::string& pattern, const RE2::Options& options,
 
 }  // namespace
 
-MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns)
+MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns, bool anchor_start)
     : impl_(std::make_unique<Impl>()), count_(patterns.size()) {
   Impl& m = *impl_;
   m.options.set_log_errors(false);
   m.options.set_max_mem(kDfaBudget);
-  m.set = std::make_unique<RE2::Set>(m.options, RE2::UNANCHORED);
+  // Anchored at the start, the DFA stops as soon as no pattern can begin there.
+  m.set = std::make_unique<RE2::Set>(m.options, anchor_start ? RE2::ANCHOR_START : RE2::UNANCHORED);
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     const std::string& p = patterns[i];
     std::string err;
@@ -293,7 +294,7 @@ std::vector<int> MultiPatternScanner::match_line(std::string_view line) const {
 
 struct MultiPatternScanner::Impl {};
 
-MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns)
+MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns, bool)
     : count_(patterns.size()) {
   throw std::runtime_error("log scanning is unavailable: this build has no RE2 (install re2-devel "
                            "or libre2-dev and rebuild)");
