@@ -163,6 +163,7 @@ std::size_t timestamp_len(std::string_view s) {
 
 // A token "word:" or "word[123]:" (program name), length including ':' or 0.
 std::size_t program_len(std::string_view s) {
+  if (s.empty() || s[0] == '{' || s[0] == '"') return 0;  // a JSON record, not a program
   std::size_t p = 0;
   while (p < s.size() && p < 64 && s[p] != ' ' && s[p] != ':' && s[p] != '[') ++p;
   if (p == 0 || p >= s.size()) return 0;
@@ -443,6 +444,8 @@ bool needs_unwrap(std::string_view line) {
   if (cr != std::string_view::npos && cr + 1 < line.size()) return true;
   return looks_like_record(line) || has_entity(line);
 }
+
+bool is_json_record(std::string_view line) { return looks_like_record(line); }
 
 std::vector<std::string> unwrap(std::string_view line, std::optional<double>* time) {
   std::vector<std::string> out;

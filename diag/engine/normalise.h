@@ -22,6 +22,10 @@ namespace nodeprobe::diag {
 /// True when `line` holds wrapped or escaped content that unwrap() changes.
 bool needs_unwrap(std::string_view line);
 
+/// True when `line` carries a JSON log record (journald -o json, docker
+/// json-file, a JSON logger), possibly behind a prefix.
+bool is_json_record(std::string_view line);
+
 /// The logical lines inside one physical line: a JSON record's message
 /// field (MESSAGE, message, msg, log) decoded, ANSI escapes removed, "#011"
 /// as a tab, split at "#012", literal "\n" and '\r'. Empty pieces are

@@ -29,6 +29,24 @@ std::string_view next_lines(std::string_view block, std::size_t from, int n) {
   return block.substr(from, end - from);
 }
 
+// The lines after a match as its rule reads them: each unwrapped (a JSON
+// record's message, escapes) or without its wrappers, as the matched line was.
+std::string follow_text(std::string_view lines) {
+  std::string out;
+  for (std::size_t p = 0; p < lines.size();) {
+    const std::size_t nl = std::min(lines.find('\n', p), lines.size());
+    const std::string_view line = lines.substr(p, nl - p);
+    p = nl + 1;
+    if (needs_unwrap(line)) {
+      for (const std::string& piece : unwrap(line)) out += piece + "\n";
+    } else {
+      out.append(strip_wrappers(line));
+      out += '\n';
+    }
+  }
+  return out;
+}
+
 // dmesg's "[ 1234.567890]" seconds since boot (after an optional "<6>").
 std::optional<double> dmesg_seconds(std::string_view s) {
   std::size_t p = 0;
@@ -223,7 +241,7 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
     std::string text(line);
     if (rule.follow_lines > 0) {
       std::string more = c.rest;
-      if (c.after < c.block.size()) more += std::string(next_lines(c.block, c.after, rule.follow_lines));
+      if (c.after < c.block.size()) more += follow_text(next_lines(c.block, c.after, rule.follow_lines));
       std::replace(more.begin(), more.end(), '\n', ' ');
       text += " " + more;
     }

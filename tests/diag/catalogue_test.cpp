@@ -228,21 +228,23 @@ std::string wrap_entry(const Wrapper& w, const std::string& text) {
 // stand for here are command outputs and tables read by the structured
 // parsers (nccl-tests' #wrong table, `ulimit -a`, /proc/PID/limits, `cat
 // scaling_governor` and its value) and a message broken over two lines
-// (sentence_runs): they span lines, and
-//  - in a JSON record per line (journald, docker, fluent-bit) each line is its
-//    own record: the parsers and the join read the physical lines;
+// (sentence_runs); they span lines, and
 //  - behind a prefix that may also be the message's own first words (pdsh's
 //    "host: ", Python's "LEVEL:logger:", aws logs tail's stream name) the
 //    prefix is tried away only for the rule patterns anchored at the message
 //    start, not for the table parsers, which would lose "provider: efa" and
-//    the like.
+//    the like, nor for the sentence join;
+//  - in a JSON record per line (journald, docker, fluent-bit) the tables and
+//    follow lines are read from the records' messages, but the sentence join
+//    reads the physical lines.
 bool known_gap(const std::string& wrapper, const std::string& id) {
-  static const std::set<std::string> wrappers = {"journalctl -o json", "docker json-file",
-                                                 "fluent-bit json_lines in kubectl logs --timestamps",
-                                                 "pdsh / DeepSpeed launcher", "Python logging BASIC_FORMAT", "aws logs tail"};
-  static const std::set<std::string> ids = {"gpu.compute_wrong", "limits.memlock", "limits.nofile", "cpu.governor",
-                                            "limits.somaxconn"};
-  return wrappers.count(wrapper) && ids.count(id);
+  static const std::set<std::string> ambiguous = {"pdsh / DeepSpeed launcher", "Python logging BASIC_FORMAT",
+                                                  "aws logs tail"};
+  static const std::set<std::string> json = {"journalctl -o json", "docker json-file",
+                                             "fluent-bit json_lines in kubectl logs --timestamps"};
+  static const std::set<std::string> spanning = {"gpu.compute_wrong", "limits.memlock", "limits.nofile",
+                                                 "cpu.governor", "limits.somaxconn"};
+  return (ambiguous.count(wrapper) && spanning.count(id)) || (json.count(wrapper) && id == "limits.somaxconn");
 }
 
 bool gives(const Entry& e, const SourceResult& r) {
@@ -273,8 +275,12 @@ TEST(Catalogue, EveryEntryInEveryWrapperGivesItsFinding) {
       std::string got;
       for (const auto& [k, a] : r.findings.all()) got += k.id + "/" + k.cause + " ";
       lost.push_back(e.id + (e.cause.empty() ? "" : "/" + e.cause) + " (got: " + got + ") " + e.line.substr(0, 160));
-      if (known_gap(w.name, e.id)) ++gap;
-      else ADD_FAILURE() << "[" << w.name << "] lost " << lost.back();
+      if (known_gap(w.name, e.id)) {
+        ++gap;
+        std::cout << "    known gap [" << w.name << "] " << lost.back().substr(0, 120) << "\n";
+      } else {
+        ADD_FAILURE() << "[" << w.name << "] lost " << lost.back();
+      }
     }
     total += n;
     survived += ok;
