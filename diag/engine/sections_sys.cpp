@@ -73,7 +73,7 @@ void judge_limit(SourceResult& r, const Line& l, const std::string& what, std::s
 
 }  // namespace
 
-std::vector<Line> split_lines(std::string_view doc) {
+std::vector<Line> split_lines(std::string_view doc, bool strip) {
   std::vector<Line> out;
   long no = 1;
   std::size_t p = 0;
@@ -84,7 +84,7 @@ std::vector<Line> split_lines(std::string_view doc) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     // A table or -q output printed through a wrapper (srun --label, kubectl,
     // dmesg, pdsh...): the parsers read it without the wrapper.
-    out.push_back({no++, strip_wrappers(line)});
+    out.push_back({no++, strip ? strip_wrappers(line) : line});
     p = e + 1;
   }
   return out;
