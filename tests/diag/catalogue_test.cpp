@@ -4,6 +4,7 @@
 // Prints the coverage per finding id (catalogue lines, rules, patterns).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -274,7 +275,9 @@ TEST(Catalogue, EveryEntryInEveryWrapperGivesItsFinding) {
       }
       std::string got;
       for (const auto& [k, a] : r.findings.all()) got += k.id + "/" + k.cause + " ";
-      lost.push_back(e.id + (e.cause.empty() ? "" : "/" + e.cause) + " (got: " + got + ") " + e.line.substr(0, 160));
+      std::string shown = e.line.substr(0, 160);
+      std::replace(shown.begin(), shown.end(), '\n', '|');  // one report line per entry
+      lost.push_back(e.id + (e.cause.empty() ? "" : "/" + e.cause) + " (got: " + got + ") " + shown);
       if (known_gap(w.name, e.id)) {
         ++gap;
         std::cout << "    known gap [" << w.name << "] " << lost.back().substr(0, 120) << "\n";
