@@ -163,6 +163,7 @@ std::size_t timestamp_len(std::string_view s) {
 
 // A token "word:" or "word[123]:" (program name), length including ':' or 0.
 std::size_t program_len(std::string_view s) {
+  if (s.empty() || s[0] == '{' || s[0] == '"') return 0;  // a JSON record, not a program
   std::size_t p = 0;
   while (p < s.size() && p < 64 && s[p] != ' ' && s[p] != ':' && s[p] != '[') ++p;
   if (p == 0 || p >= s.size()) return 0;
@@ -180,9 +181,48 @@ std::size_t skip_spaces(std::string_view s, std::size_t p) {
   return p;
 }
 
-// One wrapper at the start of s, or 0.
-std::size_t wrapper_len(std::string_view s) {
+// Ray's prefix on a worker's output as the driver prints it: "(Name pid=1234,
+// ip=10.0.0.1) ", "(pid=1234) ", "(raylet) ", "(raylet, ip=10.0.0.1) ".
+std::size_t ray_prefix_len(std::string_view s) {
+  if (s.size() < 8 || s[0] != '(') return 0;
+  const std::size_t e = s.find(')');
+  if (e == std::string_view::npos || e > 160 || e + 1 >= s.size() || s[e + 1] != ' ') return 0;
+  const std::string_view in = s.substr(1, e - 1);
+  if (in == "raylet" || starts(in, "raylet, ip=")) return e + 2;
+  const std::size_t pid = in.find("pid=");
+  if (pid == std::string_view::npos || (pid > 0 && in[pid - 1] != ' ')) return 0;
+  if (pid > 0 && in.substr(0, pid - 1).find(' ') != std::string_view::npos) return 0;  // one name, no spaces
+  std::size_t q = pid + 4;
+  if (q >= in.size() || !digit(in[q])) return 0;
+  while (q < in.size() && digit(in[q])) ++q;
+  return q == in.size() || starts(in.substr(q), ", ip=") ? e + 2 : 0;
+}
+
+bool level_name(std::string_view w) {
+  for (const char* l : {"DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL"})
+    if (w == l) return true;
+  return false;
+}
+
+// One wrapper at the start of s, or 0. `mid`, when given, receives up to two
+// points inside it where the message may already begin (after a timestamp,
+// after a host or log-stream name): the word after them may be the program
+// or the message's own first word.
+std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
   if (s.empty()) return 0;
+  // A UTF-8 byte order mark (a file saved by a Windows editor).
+  if (starts(s, "\xEF\xBB\xBF")) return 3;
+  // A colour code before the text (ESC [ ... m).
+  if (s[0] == '\x1b' && s.size() > 2 && s[1] == '[') {
+    std::size_t p = 2;
+    while (p < s.size() && p < 16 && (digit(s[p]) || s[p] == ';')) ++p;
+    if (p < s.size() && s[p] == 'm') return p + 1;
+  }
+  // A quoted log (Markdown, e-mail): "> ".
+  if (s[0] == '>' && s.size() > 1 && s[1] == ' ') return 2;
+  // journalctl -o verbose: the message field, indented.
+  if (starts(s, "MESSAGE=")) return 8;
+  if (s[0] == '(') return ray_prefix_len(s);
   // Table cells of a console paste (CloudWatch, Grafana): "| 2025-05-16T16:39:55.214-07:00 | "
   if (s[0] == '|' && s.size() > 2 && s[1] == ' ') return 2;
   // <6> syslog/kmsg priority
@@ -204,7 +244,10 @@ std::size_t wrapper_len(std::string_view s) {
       if (secs || (timestamp_len(in) == in.size() && !in.empty())) return after;
       // [rank0]: [rank 3]: [default0]: [1,0]<stdout>: [pod/name/container]
       if (starts(in, "rank") || starts(in, "default") || starts(in, "pod/")) return after;
-      if (!in.empty() && digit(in[0]) && in.find_first_not_of("0123456789,") == std::string_view::npos) {
+      // ... and Open MPI's --tag-output with names, as SageMaker runs it: [1,mpirank:0,algo-1]<stderr>:
+      const bool named_tag = !in.empty() && digit(in[0]) && after < s.size() && s.compare(after, 4, "<std") == 0 &&
+                             in.find(' ') == std::string_view::npos;
+      if (!in.empty() && digit(in[0]) && (named_tag || in.find_first_not_of("0123456789,") == std::string_view::npos)) {
         if (after < s.size() && s[after] == '<') {
           const std::size_t g = s.find('>', after);
           if (g != std::string_view::npos && g - after < 10) after = g + 1;
@@ -237,6 +280,21 @@ std::size_t wrapper_len(std::string_view s) {
   if (const std::size_t t = timestamp_len(s)) {
     std::size_t p = skip_spaces(s, t);
     if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') return p + 2;  // "ts | message"
+    // Python logging "%(asctime)s - %(name)s - %(levelname)s - %(message)s":
+    // words between " - " up to the level name.
+    if (p + 1 < s.size() && s[p] == '-' && s[p + 1] == ' ') {
+      std::size_t q = p + 2, level_end = 0;
+      for (int k = 0; k < 3; ++k) {
+        const std::size_t dash = s.find(" - ", q);
+        if (dash == std::string_view::npos || dash - q > 64) break;
+        const std::string_view w = s.substr(q, dash - q);
+        if (w.find(' ') != std::string_view::npos) break;
+        q = dash + 3;
+        if (level_name(w)) level_end = q;
+      }
+      if (level_end) return level_end;
+    }
+    if (mid) mid[0] = p;
     const std::string_view rest = s.substr(p);
     if ((starts(rest, "stdout ") || starts(rest, "stderr ")) && rest.size() > 9 && rest[8] == ' ' &&
         (rest[7] == 'F' || rest[7] == 'P'))
@@ -247,6 +305,7 @@ std::size_t wrapper_len(std::string_view s) {
     while (h < rest.size() && rest[h] != ' ' && h < 128) ++h;
     if (h > 0 && h < rest.size()) {
       const std::size_t q = skip_spaces(rest, h);
+      if (mid) mid[1] = p + q;  // a host, or a log stream (aws logs tail), before the message
       if (const std::size_t prog = program_len(rest.substr(q))) return p + q + prog;
     }
     return p;
@@ -286,6 +345,95 @@ std::size_t wrapper_len(std::string_view s) {
   return 0;
 }
 
+// A prefix that may be a wrapper or the message's own first word, tried as a
+// start for the anchored patterns only (message_body keeps it): Python
+// logging's default "%(levelname)s:%(name)s:" ("ERROR:root:"), pdsh's
+// "host: " (DeepSpeed's multi-node launcher), a program or label "word: ".
+std::size_t soft_wrapper_len(std::string_view s) {
+  std::size_t p = 0;
+  while (p < s.size() && p < 12 && s[p] >= 'A' && s[p] <= 'Z') ++p;
+  if (p < s.size() && s[p] == ':' && level_name(s.substr(0, p))) {
+    std::size_t q = p + 1;
+    while (q < s.size() && q - p < 128 && s[q] != ':' && s[q] != ' ') ++q;
+    if (q > p + 1 && q < s.size() && s[q] == ':') return q + 1;
+  }
+  p = 0;
+  while (p < s.size() && p < 64 && (alpha(s[p]) || digit(s[p]) || s[p] == '-' || s[p] == '_' || s[p] == '.')) ++p;
+  if (p > 0 && p + 1 < s.size() && s[p] == ':' && s[p + 1] == ' ') return p + 2;
+  return 0;
+}
+
+}  // namespace
+
+std::size_t message_starts(std::string_view line, std::string_view* out, std::size_t max) {
+  std::size_t n = 0;
+  auto push = [&](std::string_view v) {
+    while (!v.empty() && (v.back() == '\r' || v.back() == ' ')) v.remove_suffix(1);
+    if (v.empty() || v.size() >= line.size() || n >= max) return;
+    for (std::size_t i = 0; i < n; ++i)
+      if (out[i].data() == v.data()) return;
+    out[n++] = v;
+  };
+  std::string_view s = line;
+  for (int round = 0; round < 8; ++round) {
+    s.remove_prefix(skip_spaces(s, 0));
+    push(s);
+    std::size_t mid[2] = {0, 0};
+    std::size_t k = wrapper_len(s, mid);
+    for (const std::size_t m : mid)
+      if (m > 0 && m < s.size()) push(s.substr(skip_spaces(s, m)));
+    if (k == 0) k = soft_wrapper_len(s);
+    if (k == 0 || k >= s.size()) break;
+    s.remove_prefix(k);
+  }
+  s.remove_prefix(skip_spaces(s, 0));
+  push(s);
+  return n;
+}
+
+namespace {
+
+// The entity at s[i] ('&'), decoded, and its length; 0 when it is none of
+// those a web page writes for log text (&lt; &gt; &amp; &quot; &#39; ...).
+std::size_t entity_at(std::string_view s, std::size_t i, char* out) {
+  static const struct {
+    const char* name;
+    char c;
+  } kEntities[] = {{"&lt;", '<'},   {"&gt;", '>'},   {"&amp;", '&'},  {"&quot;", '"'},  {"&#39;", '\''},
+                   {"&#34;", '"'},  {"&apos;", '\''}, {"&#x27;", '\''}, {"&#x22;", '"'}, {"&nbsp;", ' '}};
+  for (const auto& e : kEntities) {
+    const std::size_t n = std::strlen(e.name);
+    if (s.compare(i, n, e.name) == 0) {
+      *out = e.c;
+      return n;
+    }
+  }
+  return 0;
+}
+
+bool has_entity(std::string_view s) {
+  char c;
+  for (std::size_t i = s.find('&'); i != std::string_view::npos; i = s.find('&', i + 1))
+    if (entity_at(s, i, &c)) return true;
+  return false;
+}
+
+std::string decode_entities(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c;
+    const std::size_t n = s[i] == '&' ? entity_at(s, i, &c) : 0;
+    if (n) {
+      out += c;
+      i += n - 1;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool needs_unwrap(std::string_view line) {
@@ -294,20 +442,37 @@ bool needs_unwrap(std::string_view line) {
     return true;
   const std::size_t cr = line.find('\r');
   if (cr != std::string_view::npos && cr + 1 < line.size()) return true;
-  return looks_like_record(line);
+  return looks_like_record(line) || has_entity(line);
 }
+
+bool is_json_record(std::string_view line) { return looks_like_record(line); }
 
 std::vector<std::string> unwrap(std::string_view line, std::optional<double>* time) {
   std::vector<std::string> out;
-  std::string text;
+  std::string text, decoded;
+  if (has_entity(line)) {  // a web page's text: entities first, then what they encoded
+    decoded = decode_entities(line);
+    line = decoded;
+  }
   if (looks_like_record(line)) {
     const Json j = Json::parse(json_span(line), nullptr, false);
     if (j.is_object()) {
       text = record_message(j);
       if (time) *time = record_time(j);
     }
+    // A JSON logger's record carried inside another (etcd's or mongod's JSON
+    // line in journald's or docker's record): the inner message.
+    for (int depth = 0; depth < 2 && !text.empty() && looks_like_record(text); ++depth) {
+      const Json inner = Json::parse(json_span(text), nullptr, false);
+      if (!inner.is_object()) break;
+      std::string m = record_message(inner);
+      if (m.empty()) break;
+      if (time && !*time) *time = record_time(inner);
+      text = std::move(m);
+    }
   }
   if (text.empty()) text.assign(line);
+  if (decoded.empty() && has_entity(text)) text = decode_entities(text);
   if (text.find('\x1b') != std::string::npos) text = strip_ansi(text);
   split_pieces(text, out);
   return out;
@@ -325,6 +490,25 @@ std::string_view message_body(std::string_view line) {
   s.remove_prefix(skip_spaces(s, 0));
   while (!s.empty() && (s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
   return s.empty() ? line : s;
+}
+
+std::string_view strip_wrappers(std::string_view line) {
+  std::string_view s = line;
+  const std::size_t first = skip_spaces(s, 0);
+  // A table's row ("| 0  NVIDIA H100 ... |"), not a console table's time cell ("| 2024-... | ").
+  if (first < s.size() && s[first] == '|' && !timestamp_len(s.substr(skip_spaces(s, first + 1)))) return line;
+  for (int round = 0; round < 8; ++round) {
+    const std::size_t b = skip_spaces(s, 0);
+    const std::size_t n = wrapper_len(s.substr(b));
+    if (n == 0 || b + n >= s.size()) break;
+    s.remove_prefix(b + n);
+  }
+  // A colour reset at the end of a coloured line.
+  if (s.size() > 3 && s.compare(s.size() - 3, 3, "\x1b[m") == 0) s.remove_suffix(3);
+  else if (s.size() > 4 && s.compare(s.size() - 4, 4, "\x1b[0m") == 0) s.remove_suffix(4);
+  if (s.data() == line.data()) return s;
+  if (s[0] == ' ' && s.data()[-1] != ' ') s.remove_prefix(1);  // the wrapper's own separator
+  return s;
 }
 
 std::string evidence_display(std::string_view text, std::size_t max_bytes) {
@@ -431,10 +615,24 @@ std::vector<WrapRun> sentence_runs(std::string_view block) {
       // no wrapper message_body would strip, and it goes on in lower case
       // or with a path, as the rest of a sentence does.
       std::string_view rest = line.substr(skip_spaces(line, 0));
+      // Both lines in the same wrapper (the same bytes, digits aside: a
+      // timestamp moves on): the continuation is judged without it.
+      const std::string_view body = message_body(line);
+      bool alike = false;
+      if (body.data() != rest.data()) {
+        const std::string_view pb = message_body(prev);
+        const std::string_view pw = prev.substr(0, static_cast<std::size_t>(pb.data() - prev.data()));
+        const std::string_view lw = line.substr(0, static_cast<std::size_t>(body.data() - line.data()));
+        // The first line's prefix may go on with its program or label ("WARNING:").
+        alike = !lw.empty() && pw.size() >= lw.size();
+        for (std::size_t i = 0; alike && i < lw.size(); ++i)
+          alike = pw[i] == lw[i] || (digit(pw[i]) && digit(lw[i]));
+        if (alike) rest = body;
+      }
       const char c = rest.empty() ? '\0' : rest[0];
       const std::string_view token = rest.substr(0, rest.find_first_of(" \t"));
-      if (((c >= 'a' && c <= 'z') || c == '/') && token.find(':') == std::string_view::npos && !starts_new_line(line) &&
-          message_body(line).data() == rest.data()) {
+      if (((c >= 'a' && c <= 'z') || c == '/') && token.find(':') == std::string_view::npos &&
+          !starts_new_line(alike ? rest : line) && (alike || body.data() == rest.data())) {
         WrapRun run;
         run.first_offset = prev_offset;
         run.first_line = index - 1;
@@ -442,6 +640,7 @@ std::vector<WrapRun> sentence_runs(std::string_view block) {
         run.text.assign(prev);
         run.text += ' ';
         run.text.append(rest);
+        if (run.text.find('\x1b') != std::string::npos) run.text = strip_ansi(run.text);  // coloured lines
         runs.push_back(std::move(run));
       }
     }

@@ -22,6 +22,10 @@ namespace nodeprobe::diag {
 /// True when `line` holds wrapped or escaped content that unwrap() changes.
 bool needs_unwrap(std::string_view line);
 
+/// True when `line` carries a JSON log record (journald -o json, docker
+/// json-file, a JSON logger), possibly behind a prefix.
+bool is_json_record(std::string_view line);
+
 /// The logical lines inside one physical line: a JSON record's message
 /// field (MESSAGE, message, msg, log) decoded, ANSI escapes removed, "#011"
 /// as a tab, split at "#012", literal "\n" and '\r'. Empty pieces are
@@ -33,6 +37,21 @@ std::vector<std::string> unwrap(std::string_view line, std::optional<double>* ti
 /// container, rank or task (see the file comment). Never empty when the
 /// line is not: a line that is all prefix stays as it is.
 std::string_view message_body(std::string_view line);
+
+/// Where the message may begin behind its wrappers, for patterns anchored at
+/// the message's start: the text after each wrapper message_body strips, and
+/// after the prefixes that may be a wrapper or the message's own first word
+/// (the word after a timestamp or host, pdsh's "host: ", Python logging's
+/// "LEVEL:logger:"). At most `max` views into `line`, earliest first, without
+/// trailing spaces or '\r'; the line itself is not among them. Byte-level,
+/// no allocation.
+std::size_t message_starts(std::string_view line, std::string_view* out, std::size_t max);
+
+/// The line without the wrappers message_body strips, but with the text's
+/// own indentation after them kept (one separating space dropped), for the
+/// parsers of tables and `-q` outputs that read columns and indents. The
+/// line itself when it has no wrapper.
+std::string_view strip_wrappers(std::string_view line);
 
 /// An evidence line for people: the message without its wrappers, whole
 /// when it fits in `max_bytes`, else cut at a word boundary with "...".

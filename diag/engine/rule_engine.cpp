@@ -29,6 +29,24 @@ std::string_view next_lines(std::string_view block, std::size_t from, int n) {
   return block.substr(from, end - from);
 }
 
+// The lines after a match as its rule reads them: each unwrapped (a JSON
+// record's message, escapes) or without its wrappers, as the matched line was.
+std::string follow_text(std::string_view lines) {
+  std::string out;
+  for (std::size_t p = 0; p < lines.size();) {
+    const std::size_t nl = std::min(lines.find('\n', p), lines.size());
+    const std::string_view line = lines.substr(p, nl - p);
+    p = nl + 1;
+    if (needs_unwrap(line)) {
+      for (const std::string& piece : unwrap(line)) out += piece + "\n";
+    } else {
+      out.append(strip_wrappers(line));
+      out += '\n';
+    }
+  }
+  return out;
+}
+
 // dmesg's "[ 1234.567890]" seconds since boot (after an optional "<6>").
 std::optional<double> dmesg_seconds(std::string_view s) {
   std::size_t p = 0;
@@ -112,7 +130,9 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
       anchored_ids_.push_back(static_cast<int>(i));
     }
   }
-  if (!anchored.empty()) anchored_ = std::make_unique<MultiPatternScanner>(anchored);
+  // Matched on the message behind a line's wrappers, at its start only: an
+  // unanchored alternative of such a pattern is matched on the raw line.
+  if (!anchored.empty()) anchored_ = std::make_unique<MultiPatternScanner>(anchored, true);
   RE2::Options o;
   o.set_log_errors(false);
   compiled_->extract.resize(rs.size());
@@ -141,10 +161,21 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
 
 std::vector<int> RuleEngine::body_matches(std::string_view line, std::string_view* body) const {
   if (!anchored_) return {};
-  *body = message_body(line);
-  if (body->size() >= line.size()) return {};
+  // Every point where the message may begin behind its wrappers; the body
+  // passed on is the earliest that matched. The set is anchored at the start:
+  // each try stops within a few bytes unless a pattern begins there.
+  std::string_view starts[8];
+  const std::size_t n = message_starts(line, starts, 8);
   std::vector<int> ids;
-  for (int local : anchored_->match_line(*body)) ids.push_back(anchored_ids_[static_cast<std::size_t>(local)]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::vector<int> local = anchored_->match_line(starts[i]);
+    if (local.empty()) continue;
+    if (ids.empty()) *body = starts[i];
+    for (int l : local) {
+      const int id = anchored_ids_[static_cast<std::size_t>(l)];
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+  }
   return ids;
 }
 
@@ -160,8 +191,13 @@ void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::st
     // A timestamp, host or container prefix hides the start of the message
     // from the anchored patterns: match those on the message itself.
     std::string_view body;
-    const std::vector<int> body_ids = body_matches(line, &body);
-    if (ids && !ids->empty()) on_logical(c, line, *ids, opt, r, matched);
+    std::vector<int> body_ids = body_matches(line, &body);
+    if (ids && !ids->empty()) {
+      body_ids.erase(std::remove_if(body_ids.begin(), body_ids.end(),
+                                    [&](int id) { return std::find(ids->begin(), ids->end(), id) != ids->end(); }),
+                     body_ids.end());
+      on_logical(c, line, *ids, opt, r, matched);
+    }
     if (!body_ids.empty()) on_logical(c, body, body_ids, opt, r, matched);
     return;
   }
@@ -205,7 +241,7 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
     std::string text(line);
     if (rule.follow_lines > 0) {
       std::string more = c.rest;
-      if (c.after < c.block.size()) more += std::string(next_lines(c.block, c.after, rule.follow_lines));
+      if (c.after < c.block.size()) more += follow_text(next_lines(c.block, c.after, rule.follow_lines));
       std::replace(more.begin(), more.end(), '\n', ' ');
       text += " " + more;
     }

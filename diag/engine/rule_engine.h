@@ -57,9 +57,10 @@ class RuleEngine {
                    std::vector<std::pair<long, std::size_t>>* matched);
   void on_logical(const LineCtx& c, std::string_view text, const std::vector<int>& ids,
                   const AnalysisOptions& opt, SourceResult& r, std::vector<std::pair<long, std::size_t>>* matched);
-  /// Patterns anchored at the start ("^") that match the message once its
-  /// wrappers are stripped (message_body) though not the raw line; empty
-  /// when the line has no wrapper.
+  /// Patterns anchored at the start ("^") that match the message behind its
+  /// wrappers (message_starts: each point where a wrapper may end); `body`
+  /// receives the earliest start that matched. Empty when the line has no
+  /// wrapper.
   std::vector<int> body_matches(std::string_view line, std::string_view* body) const;
 
   const Playbook& pb_;

@@ -131,6 +131,23 @@ struct MultiPatternScanner::Impl {
 
 namespace {
 
+// An atom holding a byte that the encodings a log line arrives in rewrite
+// (JSON escapes " and \, web pages write & < > " ' as entities) is not in
+// the encoded line: the line would never reach the unwrapping. Its longest
+// run without such bytes is as necessary (a substring of a necessary atom)
+// and survives the encodings; kept when at least 5 bytes long.
+std::string encodable_free(const std::string& atom) {
+  static constexpr const char* kEncoded = "\"'<>&\\";
+  if (atom.find_first_of(kEncoded) == std::string::npos) return atom;
+  std::size_t best = 0, best_len = 0;
+  for (std::size_t i = 0; i < atom.size();) {
+    const std::size_t j = std::min(atom.find_first_of(kEncoded, i), atom.size());
+    if (j - i > best_len) best = i, best_len = j - i;
+    i = j + 1;
+  }
+  return best_len >= 5 ? atom.substr(best, best_len) : atom;
+}
+
 // Strong literal atoms such that every match of `pattern` contains at least
 // one of them ("a cover"). FilteredRE2 gives every atom of the pattern's
 // AND/OR formula, weak ones included ("connect", "failed"). The formula is
@@ -186,22 +203,22 @@ bool atom_cover(const std::string& pattern, const RE2::Options& options,
       multi.push_back(atoms[i]);
       shortest = std::min(shortest, atoms[i].size());
     }
-  if (!single.empty() && (single.size() >= shortest || single.size() >= 8)) {
-    cover->push_back(single);
-  } else {
-    cover->insert(cover->end(), multi.begin(), multi.end());
-  }
+  std::vector<std::string> chosen;
+  if (!single.empty() && (single.size() >= shortest || single.size() >= 8)) chosen.push_back(single);
+  else chosen = multi;
+  for (std::string& a : chosen) cover->push_back(encodable_free(a));
   return true;
 }
 
 }  // namespace
 
-MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns)
+MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns, bool anchor_start)
     : impl_(std::make_unique<Impl>()), count_(patterns.size()) {
   Impl& m = *impl_;
   m.options.set_log_errors(false);
   m.options.set_max_mem(kDfaBudget);
-  m.set = std::make_unique<RE2::Set>(m.options, RE2::UNANCHORED);
+  // Anchored at the start, the DFA stops as soon as no pattern can begin there.
+  m.set = std::make_unique<RE2::Set>(m.options, anchor_start ? RE2::ANCHOR_START : RE2::UNANCHORED);
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     const std::string& p = patterns[i];
     std::string err;
@@ -277,7 +294,7 @@ std::vector<int> MultiPatternScanner::match_line(std::string_view line) const {
 
 struct MultiPatternScanner::Impl {};
 
-MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns)
+MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& patterns, bool)
     : count_(patterns.size()) {
   throw std::runtime_error("log scanning is unavailable: this build has no RE2 (install re2-devel "
                            "or libre2-dev and rebuild)");

@@ -37,7 +37,7 @@ class MultiPatternScanner {
   /// Compiles `patterns` (RE2 syntax). Throws std::invalid_argument naming the
   /// first pattern that does not compile, std::runtime_error when this build
   /// has no RE2.
-  explicit MultiPatternScanner(const std::vector<std::string>& patterns);
+  explicit MultiPatternScanner(const std::vector<std::string>& patterns, bool anchor_start = false);
   ~MultiPatternScanner();
   MultiPatternScanner(const MultiPatternScanner&) = delete;
   MultiPatternScanner& operator=(const MultiPatternScanner&) = delete;
@@ -50,7 +50,8 @@ class MultiPatternScanner {
   /// last line without '\n' is scanned too, so pass blocks cut at line ends.
   void scan(std::string_view block, const OnMatch& on_match, const OnCandidate& on_candidate = nullptr);
 
-  /// Indices of the patterns matching one line (no prefilter).
+  /// Indices of the patterns matching one line (no prefilter); with
+  /// `anchor_start` only matches that begin at the line's first byte.
   std::vector<int> match_line(std::string_view line) const;
 
   std::size_t size() const { return count_; }

@@ -15,7 +15,9 @@ struct Line {
   std::string_view text;
 };
 
-std::vector<Line> split_lines(std::string_view doc);
+/// The lines of `doc`; with `strip`, each without the wrappers a line
+/// arrives in (strip_wrappers: the text's own indentation kept).
+std::vector<Line> split_lines(std::string_view doc, bool strip = true);
 std::string_view trim(std::string_view s);
 bool starts_with(std::string_view s, std::string_view p);
 bool contains(std::string_view s, std::string_view p);

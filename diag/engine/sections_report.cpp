@@ -5,6 +5,7 @@
 #include "nodeprobe/finding_ids.h"
 #include "nodeprobe/report_json.h"
 #include "probe_findings.h"
+#include "normalise.h"
 #include "rule_engine.h"
 #include "sections.h"
 #include "text_util.h"
@@ -95,6 +96,33 @@ void nodeprobe_report(std::string_view doc, SourceResult& r) {
 void parse_sections(std::string_view doc, const std::string& source, const Playbook& pb, SourceResult& r) {
   (void)pb;
   using namespace sections;
+  // A log of JSON records, one per line (docker json-file, journalctl -o
+  // json, fluent-bit): the tables and command outputs are in their messages.
+  std::string decoded;
+  {
+    const std::size_t b = doc.find_first_not_of(" \t\r\n");
+    const std::size_t e = b == std::string_view::npos ? b : doc.find('\n', b);
+    if (b != std::string_view::npos &&
+        is_json_record(doc.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b)) &&
+        doc.find("\"nodeprobe.") == std::string_view::npos) {
+      decoded.reserve(doc.size());
+      for (std::size_t p = 0; p < doc.size();) {
+        const std::size_t nl = std::min(doc.find('\n', p), doc.size());
+        const std::string_view line = doc.substr(p, nl - p);
+        p = nl + 1;
+        if (!needs_unwrap(line)) {
+          decoded.append(line);
+          decoded += '\n';
+          continue;
+        }
+        for (const std::string& piece : unwrap(line)) {
+          decoded += piece;
+          decoded += '\n';
+        }
+      }
+      doc = decoded;
+    }
+  }
   auto has = [&](std::string_view m) { return doc.find(m) != std::string_view::npos; };
   if (has("nodeprobe.report/")) {
     nodeprobe_report(doc, r);
@@ -120,7 +148,10 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
   if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || mnt || fi || ver || facts || soft)) return;
-  const std::vector<Line> lines = split_lines(doc);
+  // Wrappers off only where a table, listing or -q output may be read: the
+  // generic markers (a "/dev/" path, " = ", a small file) are everywhere and
+  // their parsers read whole words.
+  const std::vector<Line> lines = split_lines(doc, smi || smiq || smil || lspci || ulimit || limits || fi || ver || facts);
   if (smi) nvidia_smi_table(lines, r);
   if (smiq) nvidia_smi_query(lines, r);
   if (smil) nvidia_smi_list(lines, r);

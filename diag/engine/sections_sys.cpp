@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "nodeprobe/host_facts.h"
+#include "normalise.h"
 #include "sections.h"
 #include "text_util.h"
 
@@ -72,7 +73,7 @@ void judge_limit(SourceResult& r, const Line& l, const std::string& what, std::s
 
 }  // namespace
 
-std::vector<Line> split_lines(std::string_view doc) {
+std::vector<Line> split_lines(std::string_view doc, bool strip) {
   std::vector<Line> out;
   long no = 1;
   std::size_t p = 0;
@@ -81,7 +82,9 @@ std::vector<Line> split_lines(std::string_view doc) {
     std::size_t e = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - doc.data()) : doc.size();
     std::string_view line = doc.substr(p, e - p);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    out.push_back({no++, line});
+    // A table or -q output printed through a wrapper (srun --label, kubectl,
+    // dmesg, pdsh...): the parsers read it without the wrapper.
+    out.push_back({no++, strip ? strip_wrappers(line) : line});
     p = e + 1;
   }
   return out;
@@ -128,11 +131,13 @@ void sysctl_values(const std::vector<Line>& lines, SourceResult& r) {
 
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r) {
   long long sigpending = -1;  // "pending signals (-i) N" of the same listing
-  for (const auto& l : lines)
-    if (starts_with(l.text, "pending signals") && contains(l.text, "-i)"))
-      sigpending = leading_number(l.text.substr(l.text.rfind(')') + 1));
   for (const auto& l : lines) {
-    const std::string_view t = l.text;
+    const std::string_view t = trim(l.text);  // an indented paste reads the same
+    if (starts_with(t, "pending signals") && contains(t, "-i)"))
+      sigpending = leading_number(t.substr(t.rfind(')') + 1));
+  }
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
     const std::size_t close = t.rfind(')');
     if (close == std::string_view::npos || !contains(t, "(")) continue;
     const std::string_view value = trim(t.substr(close + 1));
@@ -147,14 +152,16 @@ void ulimit_values(const std::vector<Line>& lines, SourceResult& r) {
 
 void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
   long long sigpending = -1;  // "Max pending signals  N  N  signals" of the same table
-  for (const auto& l : lines)
-    if (starts_with(l.text, "Max pending signals")) {
-      const auto w = words(l.text.substr(std::strlen("Max pending signals")));
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);  // an indented paste reads the same
+    if (starts_with(t, "Max pending signals")) {
+      const auto w = words(t.substr(std::strlen("Max pending signals")));
       if (!w.empty()) sigpending = leading_number(w[0]);
     }
+  }
   bool header = false;
   for (const auto& l : lines) {
-    const std::string_view t = l.text;
+    const std::string_view t = trim(l.text);
     if (starts_with(t, "Limit") && contains(t, "Soft Limit")) {
       header = true;
       continue;

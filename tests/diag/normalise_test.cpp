@@ -221,6 +221,47 @@ TEST(Normalise, MessageBodyStripsOnlyWrappers) {
   EXPECT_EQ(message_body("[rank0]:"), "[rank0]:");  // all prefix: unchanged
 }
 
+TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
+  // Definite wrappers: message_body strips them.
+  EXPECT_EQ(message_body("(RayTrainWorker pid=1234, ip=10.0.0.1) RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("(pid=1234) RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("[1,mpirank:0,algo-1]<stderr>:RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("\xEF\xBB\xBFKilled"), "Killed");
+  EXPECT_EQ(message_body("    MESSAGE=NVRM: Xid x"), "NVRM: Xid x");
+  EXPECT_EQ(message_body("> [rank0]: RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("2024-01-01 00:00:00,123 - root - ERROR - RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("(see the log) RuntimeError: x"), "(see the log) RuntimeError: x");  // not Ray's
+  // Ambiguous prefixes are starts to try, not stripped for people.
+  EXPECT_EQ(message_body("worker-1: Killed"), "worker-1: Killed");
+  std::string_view starts[8];
+  auto has_start = [&](std::string_view line, std::string_view want) {
+    const std::size_t n = message_starts(line, starts, 8);
+    for (std::size_t i = 0; i < n; ++i)
+      if (starts[i] == want) return true;
+    return false;
+  };
+  EXPECT_TRUE(has_start("worker-1: Killed", "Killed"));
+  EXPECT_TRUE(has_start("ERROR:root:Soft rlimits too low", "Soft rlimits too low"));
+  EXPECT_TRUE(has_start("2024-01-01T00:00:00.1234567Z zsh: killed     python", "zsh: killed     python"));
+  EXPECT_TRUE(has_start("2024-01-01T00:00:00.123000+00:00 algo-1-1704067200 Killed", "Killed"));
+  EXPECT_TRUE(has_start("Killed\r", "Killed"));
+  EXPECT_EQ(message_starts("Killed", starts, 8), 0u);  // the line itself is not a start
+  // Tables and -q outputs keep their indentation; a table's rows stay whole.
+  EXPECT_EQ(strip_wrappers("[rank3]:     Fabric"), "    Fabric");
+  EXPECT_EQ(strip_wrappers("[ 12.345678]     State : In Progress"), "    State : In Progress");
+  EXPECT_EQ(strip_wrappers("| 0  NVIDIA H100 80GB HBM3  On |"), "| 0  NVIDIA H100 80GB HBM3  On |");
+  EXPECT_EQ(strip_wrappers("plain line"), "plain line");
+}
+
+TEST(Normalise, HtmlEntitiesAndNestedRecordsAreDecoded) {
+  const SourceResult r = run("modprobe: ERROR: could not insert &#39;nvidia&#39;: Key was rejected by service\n");
+  EXPECT_NE(find(r, "gpu.driver_kernel_mismatch"), nullptr) << ids(r);
+  const std::vector<std::string> pieces =
+      unwrap(R"({"MESSAGE":"{\"level\":\"warn\",\"msg\":\"slow fdatasync\",\"took\":\"1.8s\"}"})");
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0], "slow fdatasync");
+}
+
 TEST(Normalise, EvidenceForPeopleIsWholeOrCutAtAWord) {
   const std::string line = "Aug 30 11:11:22 host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.";
   EXPECT_EQ(evidence_display(line, 300), "NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.");
