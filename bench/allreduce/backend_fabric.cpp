@@ -76,7 +76,7 @@ class FabricBackend final : public Backend {
     const std::size_t warm = std::min<std::size_t>(max_count, 1024);
     for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner, Algo::kLinear}) {
       if (a == Algo::kOneShot && !warms_oneshot()) continue;
-      if (a == Algo::kLinear && ctx_.plan->algo != Algo::kLinear) continue;  // forced only
+      if (a == Algo::kLinear && !runs_linear()) continue;
       fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
       run(a, warm);
     }
@@ -146,11 +146,13 @@ class FabricBackend final : public Backend {
     j["algorithms"] = "oneshot: every rank sends its vector to every other and reduces all in rank order; "
                       "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
                       "allgather; ring: ring reduce-scatter + allgather, pipelined; allgather: rd (recursive "
-                      "doubling) or ring; reducescatter: rh (recursive halving) or ring; linear (forced only): "
-                      "reduce to rank 0, then rank 0 sends to all; non-power-of-two ranks folded";
+                      "doubling) or ring; reducescatter: rh (recursive halving) or ring; linear: reduce to rank 0, "
+                      "then rank 0 sends to all; non-power-of-two ranks folded";
     j["oneshot_max_bytes"] = ctx_.plan->algo_sizes.oneshot_max;
     j["oneshot_max_ranks"] = kOneShotMaxRanks;
     j["rd_max_bytes"] = ctx_.plan->algo_sizes.rd_max;
+    j["linear_max_bytes"] = ctx_.plan->algo_sizes.linear_max;
+    j["linear_ranks"] = std::to_string(kLinearMinRanks) + "-" + std::to_string(kLinearMaxRanks);
     j["ring_min_bytes"] = ctx_.plan->algo_sizes.ring_min;
     j["chain_min_bytes"] = ctx_.plan->chain_min_bytes;
     return j;
@@ -183,6 +185,13 @@ class FabricBackend final : public Backend {
   }
 
   std::size_t esize() const { return dtype_size(ctx_.plan->dtype); }
+
+  // Whether linear can run (forced, or auto on its rank counts): setup warms it then.
+  bool runs_linear() const {
+    return ctx_.plan->algo == Algo::kLinear ||
+           (ctx_.plan->algo == Algo::kAuto && ctx_.plan->algo_sizes.linear_max > 0 && nranks_ >= kLinearMinRanks &&
+            nranks_ <= kLinearMaxRanks);
+  }
 
   // Whether setup's warm-up runs the one-shot (auto and forced: where it can run).
   bool warms_oneshot() const {

@@ -115,6 +115,7 @@ Algo choose_algo(Algo requested, std::size_t bytes, int nranks, const AlgoSizes&
   if (requested == Algo::kOneShot && nranks > kOneShotTagRanks) return Algo::kRecursiveDoubling;
   if (requested != Algo::kAuto) return requested;
   if (bytes <= sizes.oneshot_max && nranks <= kOneShotMaxRanks) return Algo::kOneShot;
+  if (bytes <= sizes.linear_max && nranks >= kLinearMinRanks && nranks <= kLinearMaxRanks) return Algo::kLinear;
   if (bytes <= sizes.rd_max) return Algo::kRecursiveDoubling;
   if (bytes >= sizes.ring_min) return Algo::kRing;
   return Algo::kRabenseifner;

@@ -40,10 +40,19 @@ struct AlgoSizes {
   std::size_t oneshot_max = 0;  ///< one-shot up to this (on at most kOneShotMaxRanks ranks); 0: never
   std::size_t rd_max = 0;       ///< then recursive doubling up to this
   std::size_t ring_min = 0;     ///< the ring from this; Rabenseifner between
+  /// Linear up to this (on kLinearMinRanks..kLinearMaxRanks ranks, ahead of
+  /// recursive doubling); 0: never.
+  std::size_t linear_max = 0;
 };
 /// Auto uses one-shot on at most this many ranks: each rank sends n-1
 /// messages, so the one latency step it saves stops paying beyond a few peers.
 constexpr int kOneShotMaxRanks = 8;
+/// Auto uses linear on 3 and 4 ranks: two latency steps where recursive
+/// doubling takes three with the fold (3 ranks) or two with 8 messages
+/// instead of 6 (4 ranks); on 2 ranks recursive doubling takes one step, and
+/// beyond 4 rank 0's serial receives cost more than the steps they save.
+constexpr int kLinearMinRanks = 3;
+constexpr int kLinearMaxRanks = 4;
 /// A forced one-shot runs on at most this many ranks (its tags name the pair
 /// of ranks in 20 bits); beyond, recursive doubling runs (and is reported).
 constexpr int kOneShotTagRanks = 1023;

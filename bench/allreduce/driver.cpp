@@ -86,6 +86,7 @@ void fill_config(RunData& d, const Options& opt, const Plan& plan, const HostMap
   c["algo"] = to_string(plan.algo);
   c["oneshot_max_bytes"] = plan.algo_sizes.oneshot_max;
   c["rd_max_bytes"] = plan.algo_sizes.rd_max;
+  c["linear_max_bytes"] = plan.algo_sizes.linear_max;
   c["ring_min_bytes"] = plan.algo_sizes.ring_min;
   c["ranks"] = nranks;
   c["hosts"] = hosts.hosts;

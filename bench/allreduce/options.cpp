@@ -100,13 +100,17 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
                  "fabric: allreduce algorithm: auto (by size: --oneshot-max, --rd-max, --ring-min), oneshot (every "
                  "rank sends its vector to all others, one step), rd (recursive doubling), rabenseifner "
                  "(recursive-halving reduce-scatter + recursive-doubling allgather), ring, linear (reduce to "
-                 "rank 0, then rank 0 sends to all; forced only); allgather and "
+                 "rank 0, then rank 0 sends to all); allgather and "
                  "reducescatter: auto (the ring from --ring-min), rd (allgather's recursive doubling), rh "
                  "(reducescatter's recursive halving), ring")
       ->check(CLI::IsMember({"auto", "oneshot", "rd", "rh", "rabenseifner", "ring", "linear"}));
   app.add_option("--oneshot-max", o.oneshot_max,
                  "fabric, --algo auto: one-shot up to this size (bytes, K/M/G; 0: never) on at most 8 ranks");
   app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
+  app.add_option("--linear-max", o.linear_max,
+                 "fabric, --algo auto: linear (reduce to rank 0, then rank 0 sends to all) up to this size on 3 or "
+                 "4 ranks, ahead of recursive doubling (bytes, K/M/G; 0: never)")
+      ->capture_default_str();
   app.add_option("--ring-min", o.ring_min,
                  "fabric, --algo auto: the ring from this size (bytes, K/M/G); allreduce: Rabenseifner between "
                  "--rd-max and it (default 4M); allgather, reducescatter: recursive doubling / halving below it "
@@ -207,6 +211,7 @@ Plan make_plan(const Options& o) {
                      (p.coll == Coll::kAllReduce ? " runs auto, oneshot, rd, rabenseifner, ring or linear" : " has one schedule"));
   p.algo_sizes.oneshot_max = size_or_throw("--oneshot-max", o.oneshot_max);
   p.algo_sizes.rd_max = size_or_throw("--rd-max", o.rd_max);
+  p.algo_sizes.linear_max = size_or_throw("--linear-max", o.linear_max);
   // Where the ring overtakes the log-step schedules, per collective, measured
   // on 4 netns hosts at 1 Gbit/s (docs/allreduce.md, Fabric algorithms).
   const std::string ring_min = !o.ring_min.empty()               ? o.ring_min
@@ -218,6 +223,8 @@ Plan make_plan(const Options& o) {
   // Allreduce's three thresholds are ordered; the other collectives use --ring-min alone.
   if (p.coll == Coll::kAllReduce && p.algo_sizes.rd_max >= p.algo_sizes.ring_min)
     throw InputError("--rd-max " + o.rd_max + " must be below --ring-min " + ring_min);
+  if (p.coll == Coll::kAllReduce && p.algo_sizes.linear_max >= p.algo_sizes.ring_min)
+    throw InputError("--linear-max " + o.linear_max + " must be below --ring-min " + ring_min);
   if (p.coll == Coll::kAllReduce && p.algo_sizes.oneshot_max >= p.algo_sizes.ring_min)
     throw InputError("--oneshot-max " + o.oneshot_max + " must be below --ring-min " + ring_min);
 

@@ -10,10 +10,11 @@ namespace nodeprobe::allreduce::testing {
 namespace {
 
 // 4 B (one element: most ranks get empty segments), 64 B, 1 KiB, 16 KiB:
-// with --oneshot-max 4 --rd-max 64 --ring-min 16K that is oneshot, rd, rabenseifner, ring.
+// with --oneshot-max 4 --rd-max 64 --ring-min 16K that is oneshot, rd, rabenseifner, ring
+// (--linear-max 0: linear would take 64 B and 1 KiB on 3 ranks).
 const std::vector<std::string> kAuto = {"-b", "4", "-e", "16K", "-f", "16", "-n", "2", "-w", "1", "-c", "2",
                                         "--oneshot-max", "4", "--rd-max", "64", "--ring-min", "16K",
-                                        "--timeout", "60", "-q"};
+                                        "--linear-max", "0", "--timeout", "60", "-q"};
 
 void expect_every_algorithm(const ArRun& r, const std::string& target) {
   ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
@@ -58,11 +59,12 @@ TEST(AllreduceAlgos, EveryAlgorithmFiveRanksShm) {
 }
 
 // Open MPI's basic linear shape (reduce to rank 0, then rank 0 sends to all),
-// forced, on 3 ranks: every size reduced in rank order and checked.
-TEST(AllreduceAlgos, LinearForcedOnThreeRanksTcp) {
+// on 3 ranks: auto's choice up to --linear-max (4K by default), forced at
+// 16 KiB; every size reduced in rank order and checked.
+TEST(AllreduceAlgos, LinearOnThreeRanksTcp) {
   TempDir dir;
-  const ArRun r = run_ar(local_mpirun(3, {"--backend", "fabric:tcp", "--algo", "linear", "-b", "4", "-e", "16K", "-f",
-                                          "16", "-n", "2", "-w", "1", "-c", "2", "--timeout", "60", "-q"}),
+  const ArRun r = run_ar(local_mpirun(3, {"--backend", "fabric:tcp", "--linear-max", "16K", "-b", "4", "-e", "16K",
+                                          "-f", "16", "-n", "2", "-w", "1", "-c", "2", "--timeout", "60", "-q"}),
                          dir);
   ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
   EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason();

@@ -302,6 +302,14 @@ TEST(CollPlan, AutoPicksBySize) {
   EXPECT_EQ(choose_algo(Algo::kOneShot, 1 << 20, 64, sizes), Algo::kOneShot);  // forced
   EXPECT_EQ(choose_algo(Algo::kOneShot, 8, 2048, sizes), Algo::kRecursiveDoubling);  // pair tags would alias
   EXPECT_EQ(choose_algo(Algo::kAuto, 8, 4, AlgoSizes{0, 8192, 524288}), Algo::kRecursiveDoubling);
+  // Linear up to --linear-max on 3 and 4 ranks only (after one-shot).
+  const AlgoSizes lin{0, 8192, 524288, 4096};
+  EXPECT_EQ(choose_algo(Algo::kAuto, 4096, 3, lin), Algo::kLinear);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 4, lin), Algo::kLinear);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8192, 4, lin), Algo::kRecursiveDoubling);
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 2, lin), Algo::kRecursiveDoubling);  // one step beats two
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 5, lin), Algo::kRecursiveDoubling);  // rank 0 serialises too much
+  EXPECT_EQ(choose_algo(Algo::kAuto, 8, 4, AlgoSizes{1024, 8192, 524288, 4096}), Algo::kOneShot);
   Algo a{};
   EXPECT_TRUE(algo_from_string("rabenseifner", &a));
   EXPECT_EQ(to_string(a), "rabenseifner");
