@@ -3,8 +3,12 @@
 //   gen --bytes N --out FILE   write a mixed training-node log (deterministic)
 //   scan FILE                  stream FILE through the multi-pattern scanner
 //   patterns                   the rule patterns as POSIX ERE, for grep -E -f
+//   atoms FILE                 every prefilter atom with the number of FILE's
+//                              lines holding it, most first (what sends healthy
+//                              lines to the DFA)
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +130,35 @@ int scan(const std::string& path) {
   return 0;
 }
 
+// For each prefilter atom, the lines of FILE (case-folded) that hold it:
+// an atom common in healthy logs makes those lines candidates for the DFA.
+int atoms(const std::string& path) {
+  MultiPatternScanner scanner(patterns());
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "cannot read " << path << "\n";
+    return 2;
+  }
+  std::vector<std::pair<std::uint64_t, std::string>> counts;
+  for (const auto& a : scanner.atoms()) counts.emplace_back(0, a);
+  std::string line;
+  std::uint64_t lines = 0, candidates = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    for (char& c : line) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    bool any = false;
+    for (auto& [n, a] : counts)
+      if (line.find(a) != std::string::npos) ++n, any = true;
+    candidates += any ? 1 : 0;
+  }
+  std::sort(counts.begin(), counts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::printf("lines=%llu candidate_lines=%llu atoms=%zu\n", static_cast<unsigned long long>(lines),
+              static_cast<unsigned long long>(candidates), counts.size());
+  for (const auto& [n, a] : counts)
+    std::printf("%10llu  %s\n", static_cast<unsigned long long>(n), a.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -135,6 +168,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "scan" && argc == 3) return scan(argv[2]);
+  if (mode == "atoms" && argc == 3) return atoms(argv[2]);
   if (mode == "gen") {
     std::uint64_t bytes = 0;
     std::string out;
@@ -147,6 +181,6 @@ int main(int argc, char** argv) {
     }
     if (bytes > 0 && !out.empty()) return gen(bytes, out, seed);
   }
-  std::cerr << "usage: nodeprobe-bench-diag gen --bytes N --out FILE [--seed S] | scan FILE | patterns\n";
+  std::cerr << "usage: nodeprobe-bench-diag gen --bytes N --out FILE [--seed S] | scan FILE | atoms FILE | patterns\n";
   return 64;
 }
