@@ -571,5 +571,51 @@ TEST(Rules, DcgmSingleBitEccIsAWarningNotUncorrectable) {
   EXPECT_EQ(r.get("gpu.ecc")->facts.value("cause", std::string()), "correctable_rate");
 }
 
+TEST(LookAlikes, HealthyFrameworkAndDriverStartupStaysQuiet) {
+  // What a healthy GPU host prints while TensorFlow, JAX, ONNX Runtime, numba, apptainer --nv,
+  // nvidia-persistenced, the installer and the kernel's lockdown start up (round fifteen).
+  const Result r = analyze(
+      "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory\n"
+      "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Cannot dlopen some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, please make sure the missing libraries mentioned above are installed properly.\n"
+      "E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:9261] Unable to register cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been registered\n"
+      "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created device /job:localhost/replica:0/task:0/device:GPU:0 with 78938 MB memory:  -> device: 0, name: NVIDIA H100 80GB HBM3, pci bus id: 0000:53:00.0, compute capability: 9.0\n"
+      "INFO:jax._src.xla_bridge:Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform names are: CUDA\n"
+      "INFO:jax._src.xla_bridge:Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory\n"
+      "[W:onnxruntime:Default, onnxruntime_pybind_state.cc:541 CreateExecutionProviderInstance] Failed to create TensorrtExecutionProvider. Please reference https://onnxruntime.ai/docs/execution-providers/TensorRT-ExecutionProvider.html#requirements to ensure all dependencies are met.\n"
+      "numba.cuda.cudadrv.driver.CudaAPIError: [1] Call to cuLaunchKernel results in CUDA_ERROR_INVALID_VALUE\n"
+      "WARNING: Could not find any 32-bit nv libraries on this host!\n"
+      "nvidia-persistenced[1234]: Started (1234)\n"
+      "nvidia-persistenced[1234]: device 0000:10:1c.0 - persistence mode enabled.\n"
+      "-> Building kernel modules\n"
+      "-> Checking to see whether the nvidia kernel module was successfully built\n"
+      "[    0.000000] Kernel is locked down from EFI Secure Boot mode; see man kernel_lockdown.7\n"
+      "cudaGetDeviceCount returned 8 devices\n"
+      "Device=0 CANNOT Access Peer Device=1\n"
+      "/sbin/ldconfig.real: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link\n");
+  EXPECT_TRUE(r.findings.empty()) << r.ids();
+}
+
+TEST(Rules, AFrameworkOnTheCpuBesideAWorkingGpuIsAWarningNotANodeFault) {
+  // The GPU was enumerated, the program lacks its CUDA libraries: warn, the node is fine.
+  const Result tf = analyze(
+      "W tensorflow/core/common_runtime/gpu/gpu_device.cc:1850] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.\n");
+  ASSERT_NE(tf.get("gpu.not_found"), nullptr) << tf.ids();
+  EXPECT_EQ(tf.get("gpu.not_found")->severity, Severity::kWarn);
+  EXPECT_EQ(tf.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
+  // Old JAX says this on every CPU-only host: info.
+  const Result jax = analyze("WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n");
+  expect_only_info(jax);
+  ASSERT_NE(jax.get("gpu.not_found"), nullptr) << jax.ids();
+  // apptainer --nv on a host without the driver's files: warn (login nodes print it too).
+  const Result nv = analyze("WARNING: Could not find any nv files on this host!\n");
+  ASSERT_NE(nv.get("gpu.not_found"), nullptr) << nv.ids();
+  EXPECT_EQ(nv.get("gpu.not_found")->severity, Severity::kWarn);
+  // The installer's Secure Boot explanation is the module rejected, not a build failure.
+  const Result sb = analyze(
+      "ERROR: The kernel module failed to load. Secure boot is enabled on this system, so this is likely because it was not signed by a key that is trusted by the kernel.\n");
+  ASSERT_NE(sb.get("gpu.driver_kernel_mismatch"), nullptr) << sb.ids();
+  EXPECT_EQ(sb.get("gpu.driver_kernel_mismatch")->facts.value("cause", std::string()), "secure_boot");
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag
