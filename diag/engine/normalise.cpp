@@ -411,19 +411,51 @@ std::size_t entity_at(std::string_view s, std::size_t i, char* out) {
   return 0;
 }
 
+// The typographic character at s[i] (UTF-8) that stands for an ASCII one,
+// decoded, and its length; 0 when there is none. Text copied from a
+// rendered web page, a forum editor, a word processor or a chat client
+// carries curly quotes where the program printed ' and " (U+2018 in
+// "couldn't", U+201C and U+201D around a name), primes and the acute
+// accent for apostrophes, and U+00A0 where the page had &nbsp;.
+std::size_t typographic_at(std::string_view s, std::size_t i, char* out) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (i + 1 < s.size() && byte(0) == 0xC2) {
+    if (byte(1) == 0xA0) *out = ' ';          // U+00A0 no-break space
+    else if (byte(1) == 0xB4) *out = '\'';    // U+00B4 acute accent
+    else return 0;
+    return 2;
+  }
+  if (i + 2 >= s.size() || byte(0) != 0xE2 || byte(1) != 0x80) return 0;
+  const unsigned char b = byte(2);
+  if (b >= 0x98 && b <= 0x9B) *out = '\'';     // U+2018-U+201B single quotation marks
+  else if (b >= 0x9C && b <= 0x9F) *out = '"';  // U+201C-U+201F double quotation marks
+  else if (b == 0xB2) *out = '\'';              // U+2032 prime
+  else if (b == 0xB3) *out = '"';               // U+2033 double prime
+  else return 0;
+  return 3;
+}
+
+// An HTML entity or a typographic stand-in at s[i], decoded, and its length.
+std::size_t encoded_at(std::string_view s, std::size_t i, char* out) {
+  return s[i] == '&' ? entity_at(s, i, out) : typographic_at(s, i, out);
+}
+
 bool has_entity(std::string_view s) {
   char c;
-  for (std::size_t i = s.find('&'); i != std::string_view::npos; i = s.find('&', i + 1))
-    if (entity_at(s, i, &c)) return true;
+  // One memchr pass per lead byte: cheaper than a byte loop over the set.
+  for (const char lead : {'&', '\xC2', '\xE2'})
+    for (std::size_t i = s.find(lead); i != std::string_view::npos; i = s.find(lead, i + 1))
+      if (encoded_at(s, i, &c)) return true;
   return false;
 }
 
+// The text with its HTML entities and typographic stand-ins decoded.
 std::string decode_entities(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     char c;
-    const std::size_t n = s[i] == '&' ? entity_at(s, i, &c) : 0;
+    const std::size_t n = encoded_at(s, i, &c);
     if (n) {
       out += c;
       i += n - 1;
@@ -435,6 +467,22 @@ std::string decode_entities(std::string_view s) {
 }
 
 }  // namespace
+
+std::string_view ascii_spaces(std::string_view block, std::string* storage) {
+  static constexpr std::string_view kNbsp = "\xC2\xA0";
+  std::size_t at = block.find(kNbsp);
+  if (at == std::string_view::npos) return block;
+  storage->clear();
+  storage->reserve(block.size());
+  std::size_t from = 0;
+  for (; at != std::string_view::npos; at = block.find(kNbsp, from)) {
+    storage->append(block.substr(from, at - from));
+    *storage += ' ';
+    from = at + kNbsp.size();
+  }
+  storage->append(block.substr(from));
+  return *storage;
+}
 
 bool needs_unwrap(std::string_view line) {
   if (line.find('\x1b') != std::string_view::npos || line.find("#012") != std::string_view::npos ||
@@ -527,7 +575,19 @@ namespace {
 bool starts_new_line(std::string_view s) {
   if (s.empty()) return true;
   const char c = s[0];
-  if (c == '[' || c == '<' || c == '|' || c == '+' || c == '#' || c == '{') return true;
+  if (c == '[' || c == '|' || c == '+' || c == '#') return true;
+  // "<3>" (a /dev/kmsg priority) and '{"' (a JSON record) begin lines; a
+  // bare '<' or '{' is as often the middle of a message cut at the
+  // terminal's width ("driver 7.0 " / "< image 7.5", "IOError(Os " / "{ code: 11").
+  if (c == '<') {
+    std::size_t i = 1;
+    while (i < s.size() && i < 4 && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    return i > 1 && i < s.size() && s[i] == '>';
+  }
+  if (c == '{') {
+    const std::size_t i = s.find_first_not_of(' ', 1);
+    return i != std::string_view::npos && s[i] == '"';
+  }
   if (timestamp_len(s) > 0) return true;
   return false;
 }
@@ -551,7 +611,10 @@ bool ends_table(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
   if (s.empty()) return true;
   const char c = s.back();
-  return c == '|' || c == '+' || c == '-' || c == '=';
+  if (c == '|' || c == '+') return true;
+  // A rule of dashes or equals signs ends in two of them; one is as often a
+  // message cut at the terminal's width ("... exited, code=" / "killed, ...").
+  return (c == '-' || c == '=') && s.size() >= 2 && s[s.size() - 2] == c;
 }
 
 }  // namespace

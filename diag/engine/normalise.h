@@ -33,6 +33,13 @@ bool is_json_record(std::string_view line);
 /// (__REALTIME_TIMESTAMP, time, timestamp), epoch seconds.
 std::vector<std::string> unwrap(std::string_view line, std::optional<double>* time = nullptr);
 
+/// `block` with every U+00A0 no-break space as an ASCII space: text copied
+/// from a web page that wrote its spaces as &nbsp; ("out of memory" with
+/// no-break spaces holds none of the prefilter's literals). `block` itself
+/// when it has none; else the rewritten text, kept in `storage`. Line ends
+/// are unchanged, so line numbers are too.
+std::string_view ascii_spaces(std::string_view block, std::string* storage);
+
 /// The message without the wrappers that carry time, host, process,
 /// container, rank or task (see the file comment). Never empty when the
 /// line is not: a line that is all prefix stays as it is.

@@ -411,7 +411,9 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
   long line_base = 1;  // line number of the block's first line
   std::vector<std::pair<long, std::size_t>> matched;  // (line, rule) in this block
   bool scan = true;
+  std::string spaced;  // a block with no-break spaces, rewritten (ascii_spaces)
   while (reader.next(&block)) {
+    block = ascii_spaces(block, &spaced);
     if (doc.size() < kDocBytes) doc.append(block.substr(0, std::min(block.size(), kDocBytes - doc.size())));
     // A nodeprobe report or facts document is structured evidence (its
     // checks, findings and fields, parse_sections): its reasons and error
@@ -458,7 +460,17 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
     };
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const WrapRun& run = runs[k];
-      const std::vector<int> ids = scanner_->match_line(run.text);
+      std::vector<int> ids = scanner_->match_line(run.text);
+      // The patterns anchored at the message's start, tried behind the
+      // joined line's wrappers as on_physical tries them on one line.
+      std::string_view text = run.text;
+      if (anchored_) {
+        std::string_view body;
+        const std::vector<int> more = body_matches(run.text, &body);
+        if (ids.empty() && !more.empty()) text = body;
+        for (int id : more)
+          if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+      }
       if (ids.empty()) continue;
       const long first = line_base + run.first_line;
       std::vector<int> fresh;
@@ -478,7 +490,7 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
       c.after = block.size();
       c.physical = block.substr(run.first_offset, std::min<std::size_t>(run.text.size(), block.size() - run.first_offset));
       c.line_no = first;
-      on_logical(c, run.text, fresh, opt, r, nullptr);
+      on_logical(c, text, fresh, opt, r, nullptr);
     }
     line_no += static_cast<long>(count_newlines(block.substr(counted_to)));
     if (!block.empty() && block.back() != '\n') ++line_no;  // a cut or final line without newline

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -260,6 +261,51 @@ TEST(Normalise, HtmlEntitiesAndNestedRecordsAreDecoded) {
       unwrap(R"({"MESSAGE":"{\"level\":\"warn\",\"msg\":\"slow fdatasync\",\"took\":\"1.8s\"}"})");
   ASSERT_EQ(pieces.size(), 1u);
   EXPECT_EQ(pieces[0], "slow fdatasync");
+}
+
+TEST(Normalise, TypographicQuotesAndNoBreakSpacesAreReadAsAscii) {
+  // A forum editor's curly quotes ("couldn\xE2\x80\x98t" as a corpus sample
+  // has it), a prime for an apostrophe, and &nbsp; copied as U+00A0.
+  EXPECT_TRUE(needs_unwrap("could not insert \xE2\x80\x98nvidia\xE2\x80\x99: Key was rejected by service"));
+  EXPECT_EQ(unwrap("could not insert \xE2\x80\x98nvidia\xE2\x80\x99: \xE2\x80\x9Cx\xE2\x80\x9D can\xE2\x80\xB2t")[0],
+            "could not insert 'nvidia': \"x\" can't");
+  const SourceResult q = run("modprobe: ERROR: could not insert \xE2\x80\x98nvidia\xE2\x80\x99: Key was rejected by service\n");
+  EXPECT_NE(find(q, "gpu.driver_kernel_mismatch"), nullptr) << ids(q);
+  // Other UTF-8 is left as it is: no decoding, no unwrapping.
+  EXPECT_FALSE(needs_unwrap("GPU 0: 45\xC2\xB0" "C, \xE2\x80\x94 fan 30%"));
+
+  std::string storage;
+  const std::string_view plain = "no such bytes here\n";
+  EXPECT_EQ(ascii_spaces(plain, &storage).data(), plain.data());  // unchanged: no copy
+  EXPECT_EQ(ascii_spaces("a\xC2\xA0" "b\n\xC2\xA0\xC2\xA0" "c\n", &storage), "a b\n  c\n");
+  std::string nbsp = "Out of memory: Killed process 41234 (python) total-vm:123456kB, anon-rss:98765kB\n";
+  for (std::size_t i = nbsp.find(' '); i != std::string::npos; i = nbsp.find(' ', i + 2)) nbsp.replace(i, 1, "\xC2\xA0");
+  const SourceResult n = run("kernel: " + nbsp);
+  const Accum* a = find(n, "host.oom");
+  ASSERT_NE(a, nullptr) << ids(n);
+  EXPECT_EQ(a->first.front().line, 1);
+}
+
+TEST(Normalise, AHardWrapCutAfterAnEqualsSignOrBeforeABraceIsJoined) {
+  // Cut points that look like a table's border ("code=") or a record's start
+  // ("< image", "{ code: 11") in the middle of a wrapped message.
+  std::string pad;  // other 80-column lines of the same paste
+  for (int i = 0; i < 3; ++i) pad += std::string(80, 'x') + "\n";
+  const std::string full = "Mar 04 10:12:01 gpu-node-3 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL";
+  ASSERT_EQ(full[79], '=');
+  const SourceResult r = run(pad + full.substr(0, 80) + "\n" + full.substr(80) + "\n");
+  EXPECT_NE(find(r, "host.oom"), nullptr) << ids(r);
+  // Whether a run joins line 4 (after the pad's three and the cut line).
+  const auto joins_line_4 = [](const std::vector<WrapRun>& runs) {
+    return std::any_of(runs.begin(), runs.end(), [](const WrapRun& w) { return w.first_line + w.lines > 4; });
+  };
+  for (const std::string cont : {"< image 7.5", "{ code: 11, kind: WouldBlock }"})
+    EXPECT_TRUE(joins_line_4(wrap_runs(pad + std::string(80, 'y') + "\n" + cont + "\n"))) << cont;
+  // A kmsg priority and a JSON record still start lines; a rule of dashes or
+  // equals signs still ends one.
+  for (const std::string cont : {"<3>[ 12.345678] nvidia: x", "{\"log\": \"x\"}"})
+    EXPECT_FALSE(joins_line_4(wrap_runs(pad + std::string(80, 'y') + "\n" + cont + "\n"))) << cont;
+  EXPECT_FALSE(joins_line_4(wrap_runs(pad + std::string(78, 'y') + "==\nnext line\n")));
 }
 
 TEST(Normalise, EvidenceForPeopleIsWholeOrCutAtAWord) {
