@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 #if NODEPROBE_HAVE_RE2
@@ -110,7 +111,12 @@ struct MultiPatternScanner::Impl {
   RE2::Options options;
   std::unique_ptr<RE2::Set> set;         // every pattern: the exact verdict per line
   std::unique_ptr<RE2::Set> unfiltered;  // patterns without atoms, screened per block
-  std::vector<std::unique_ptr<RE2>> singles;  // fallback when the DFA runs out of memory
+  // Fallback when the DFA runs out of memory: each pattern on its own,
+  // compiled on the first such line (compiling them all up front would
+  // double the start-up time for a path most runs never take).
+  std::vector<std::string> patterns;
+  mutable std::vector<std::unique_ptr<RE2>> singles;
+  mutable std::once_flag singles_once;
   std::unique_ptr<AtomFinder> finder;
 
   // False with `dfa_failed` set when the DFA gave up; then each pattern is tried.
@@ -122,6 +128,9 @@ struct MultiPatternScanner::Impl {
     if (!set->Match(sp, &ids, &info) && info.kind != RE2::Set::kNoError) {
       *dfa_failed = true;
       ids.clear();
+      std::call_once(singles_once, [this] {
+        for (const std::string& p : patterns) singles.push_back(std::make_unique<RE2>(p, options));
+      });
       for (std::size_t i = 0; i < singles.size(); ++i)
         if (RE2::PartialMatch(sp, *singles[i])) ids.push_back(static_cast<int>(i));
     }
@@ -224,7 +233,7 @@ MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& pattern
     std::string err;
     if (m.set->Add(p, &err) < 0)
       throw std::invalid_argument("pattern '" + p + "' does not compile: " + err);
-    m.singles.push_back(std::make_unique<RE2>(p, m.options));
+    m.patterns.push_back(p);
     if (!atom_cover(p, m.options, &atoms_)) unfiltered_.push_back(static_cast<int>(i));
   }
   if (!m.set->Compile()) throw std::runtime_error("RE2::Set failed to compile the patterns");
@@ -263,7 +272,9 @@ void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match, 
   if (impl_->unfiltered) {
     // Rare: a pattern without a literal. Screen the block, then every line.
     const re2::StringPiece sp(block.data(), block.size());
-    if (impl_->unfiltered->Match(sp, nullptr)) {
+    RE2::Set::ErrorInfo info{RE2::Set::kNoError};
+    // A DFA that ran out of memory has not said "no": check every line.
+    if (impl_->unfiltered->Match(sp, nullptr, &info) || info.kind != RE2::Set::kNoError) {
       for (std::size_t pos = 0; pos < block.size();) {
         const std::size_t end = line_end(block, pos);
         check_line(block, pos, end, on_match, on_candidate);
