@@ -617,5 +617,63 @@ TEST(Rules, AFrameworkOnTheCpuBesideAWorkingGpuIsAWarningNotANodeFault) {
   EXPECT_EQ(sb.get("gpu.driver_kernel_mismatch")->facts.value("cause", std::string()), "secure_boot");
 }
 
+TEST(LookAlikes, HealthyFleetHealthCheckerOutputStaysQuiet) {
+  // What the fleet health checkers print on a healthy GPU node (round sixteen): their PASS
+  // lines, zero counters, settings that are not faults, and the warnings they leave as events.
+  const Result r = analyze(
+      "  AcceleratedHardwareReady   True    Mon, 03 Jun 2024 10:00:00 +0000   Mon, 03 Jun 2024 10:00:00 +0000   NvidiaGPUIsReady   Monitoring for the Nvidia GPU system is active\n"
+      "  Warning  NvidiaXID161Warning  5m  eks-node-monitoring-agent  detected unknown XID-161 on the instance, review kernel logs for additional information.\n"
+      "detected power usage outside of thresholds with severity code 1\n"
+      "DCGM detected fieldID 112 with statusCode 0: Clocks Throttle Reason \"sw_power_cap\"\n"
+      "detected 0 PCIe replays\n"
+      "XIDComponent is healthy\n"
+      "SXIDComponent is healthy\n"
+      "8 devices support remapped rows and found no issue\n"
+      "nvidia gpu count matching thresholds (8)\n"
+      "all 8 GPU(s) were checked, no nvlink issue found\n"
+      "nvlink threshold satisfied: require >=8 GPUs with all links active; got 8\n"
+      "hw slowdown events frequency per minute 0.00 (total events per minute count 0) is less than threshold 0.60 for the last 10m0s\n"
+      "NVIDIA H100 80GB HBM3 checked fabric state\n"
+      "check_gpu_xid:  GPU XID error check passed.\n"
+      "check_nvlink_status: GPU 0 has all nvlinks active.\n"
+      "GPU id 0: No GPU row remap pending, row remap errors or row remap high count errors\n"
+      "GPU id 0: Normal SRAM Uncorrectable/correctable ECC error count, (0,0,0,0)\n"
+      "Warning: GPU 0 throttled, reason=0x0000000000000002\n"
+      "check_gpu_bw: H2D test on GPU 0 has a bandwidth of 24.9 GB/s. Expected threshold 24 GB/s.\n"
+      "No IB devices exceeded link flap threshold (3) in the last 24 hours\n"
+      "Detected clocks event due to power violation in GPU 0.\n"
+      "Found 0 faulty memory elements on GPU 0\n"
+      "Detected 0 pcie_replay_counter for GPU 0\n");
+  EXPECT_TRUE(r.findings.empty()) << r.ids();
+}
+
+TEST(Rules, FleetHealthCheckerVerdictsKeepTheFindingsSeverities) {
+  // A row waiting for a reset is a warning, a failed remap an error, whoever reports it.
+  const Result pending = analyze("0000:9b:00.0 needs reset (detected pending row remapping)\n");
+  ASSERT_NE(pending.get("gpu.ecc"), nullptr) << pending.ids();
+  EXPECT_EQ(pending.get("gpu.ecc")->severity, Severity::kWarn);
+  EXPECT_EQ(pending.get("gpu.ecc")->facts.value("cause", std::string()), "remap_pending");
+  const Result failed = analyze("ERROR:  nhc:  Health check failed:  check_gpu_ecc: GPU id 3: Row remap error. FaultCode: NHC2007\n");
+  ASSERT_NE(failed.get("gpu.ecc"), nullptr) << failed.ids();
+  EXPECT_EQ(failed.get("gpu.ecc")->severity, Severity::kError);
+  EXPECT_EQ(failed.get("gpu.ecc")->facts.value("cause", std::string()), "remap_failed");
+  // Non-fatal NVSwitch errors warn, like the kernel's non-fatal SXids; fatal ones are errors.
+  const Result nonfatal = analyze("Detected nonfatal errors on NvSwitch 1 link 17\n");
+  ASSERT_NE(nonfatal.get("gpu.nvlink"), nullptr) << nonfatal.ids();
+  EXPECT_EQ(nonfatal.get("gpu.nvlink")->severity, Severity::kWarn);
+  const Result fatal = analyze("Detected fatal NvSwitch SXID 20034\n");
+  ASSERT_NE(fatal.get("gpu.fabric_manager"), nullptr) << fatal.ids();
+  EXPECT_EQ(fatal.get("gpu.fabric_manager")->facts.value("cause", std::string()), "nvswitch_error");
+  // The EKS agent's Xid condition goes through the Xid judge: Xid 48 is also an ECC error.
+  const Result xid = analyze("detected XID-48 on the instance, review kernel logs for additional information.\n");
+  ASSERT_NE(xid.get("gpu.xid"), nullptr) << xid.ids();
+  ASSERT_NE(xid.get("gpu.ecc"), nullptr) << xid.ids();
+  // An InfiniBand port a checker found down is the new cause ib_port_down, an error.
+  const Result ib = analyze("ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE (LinkUp 400 Gb/sec).\n");
+  ASSERT_NE(ib.get("nccl.network_config"), nullptr) << ib.ids();
+  EXPECT_EQ(ib.get("nccl.network_config")->severity, Severity::kError);
+  EXPECT_EQ(ib.get("nccl.network_config")->facts.value("cause", std::string()), "ib_port_down");
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag
