@@ -35,14 +35,35 @@ constexpr int kMinAtomLen = 3;
 // the shortest atom slides along the text; a shift table indexed by a hash of
 // the window's last three bytes says how far it may jump. Only windows whose
 // shift is 0 are compared against the atoms with that hash.
+//
+// FilteredRE2 lower-cases every atom, non-ASCII letters included (its
+// prefilter folds with Unicode's tables whatever the pattern's flags), so a
+// log line holding "Слишком много открытых файлов" (glibc's ru.po strerror)
+// does not hold the atom "слишком ...". The fold below is byte-wise and lossy
+// on purpose: ASCII A-Z to a-z, and for the two-byte UTF-8 letters of Latin-1,
+// Greek and Cyrillic the continuation byte keeps only its low nibble
+// (U+00C9 C3 89 and U+00E9 C3 A9, U+0420 D0 A0 and U+0440 D1 80 meet) and the
+// lead bytes D1 and CF become D0 and CE. ASCII is untouched, so the cost is
+// nil; text in any script only gets more candidate lines, which the RE2::Set
+// confirm settles.
+[[maybe_unused]] unsigned char fold_byte(int c) {
+  if (c >= 'A' && c <= 'Z') return static_cast<unsigned char>(c + 32);
+  if (c >= 0x80 && c <= 0xBF) return static_cast<unsigned char>(0x80 | (c & 0x0F));
+  if (c == 0xD1) return 0xD0;
+  if (c == 0xCF) return 0xCE;
+  return static_cast<unsigned char>(c);
+}
+
 class AtomFinder {
  public:
   explicit AtomFinder(const std::vector<std::string>& atoms) {
-    for (int c = 0; c < 256; ++c)
-      fold_[static_cast<std::size_t>(c)] = static_cast<unsigned char>(
-          c >= 'A' && c <= 'Z' ? c + 32 : c);
-    for (const auto& a : atoms)
-      if (!a.empty()) atoms_.push_back(a);
+    for (int c = 0; c < 256; ++c) fold_[static_cast<std::size_t>(c)] = fold_byte(c);
+    for (const auto& a : atoms) {
+      if (a.empty()) continue;
+      std::string folded(a);
+      for (char& ch : folded) ch = static_cast<char>(fold_byte(static_cast<unsigned char>(ch)));
+      atoms_.push_back(std::move(folded));
+    }
     if (atoms_.empty()) return;
     m_ = atoms_.front().size();
     for (const auto& a : atoms_) m_ = std::min(m_, a.size());  // >= 3: kMinAtomLen

@@ -4,6 +4,8 @@
 // Prints the coverage per finding id (catalogue lines, rules, patterns).
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <algorithm>
 #include <fstream>
 #include <functional>
@@ -329,6 +331,7 @@ TEST(Catalogue, EveryEntryInEveryWrapperGivesItsFinding) {
   int total = 0, survived = 0, gaps = 0;
   std::cout << "wrapper matrix: " << entries.size() << " catalogue entries x " << wrappers().size() << " wrappers\n";
   for (const Wrapper& w : wrappers()) {
+    const auto t0 = std::chrono::steady_clock::now();
     int ok = 0, n = 0, gap = 0;
     std::vector<std::string> lost;
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -355,7 +358,9 @@ TEST(Catalogue, EveryEntryInEveryWrapperGivesItsFinding) {
     total += n;
     survived += ok;
     gaps += gap;
-    std::cout << "  " << w.name << ": " << ok << "/" << n << (gap ? " (" + std::to_string(gap) + " known gaps)" : "") << "\n";
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "  " << w.name << ": " << ok << "/" << n << (gap ? " (" + std::to_string(gap) + " known gaps)" : "")
+              << " [" << static_cast<long>(ms) << " ms]\n";
   }
   std::cout << "  all: " << survived << "/" << total << " entry-wrapper pairs survive, " << gaps << " known gaps\n";
 }

@@ -114,6 +114,25 @@ TEST(Scanner, LastLineWithoutNewlineAndCrLf) {
   EXPECT_EQ(lines[1], "Too many open files");
 }
 
+TEST(Scanner, FindsTranslatedTextWhateverTheCaseOfItsLetters) {
+  // FilteredRE2 lower-cases non-ASCII atoms too ("Слишком" -> "слишком"), so
+  // a fold of ASCII alone would never see glibc's ru.po strerror in a log.
+  const std::vector<std::string> pats = {"Слишком много открытых файлов", "^\\s*(Убито|Getötet)\\s*$",
+                                         "fork: retry: (资源暂时不可用|Ресурс временно недоступен)",
+                                         "ÉCHEC DE LA CONNEXION"};
+  MultiPatternScanner s(pats);
+  bool lowered = false;
+  for (const auto& a : s.atoms()) lowered = lowered || a.find("слишком") != std::string::npos;
+  EXPECT_TRUE(lowered) << "RE2's prefilter no longer lower-cases non-ASCII atoms; the fold may be simplified";
+  const std::string text =
+      "java.io.FileNotFoundException: /data/x (Слишком много открытых файлов)\n"
+      "Убито\nубито\nGetötet\n-bash: fork: retry: Ресурс временно недоступен\n"
+      "bash: fork: retry: 资源暂时不可用\nÉCHEC DE LA CONNEXION\nsome other line ÀÉÎ абв\n";
+  const auto got = scanned(s, text);
+  EXPECT_EQ(got, naive(pats, text));
+  EXPECT_EQ(got.size(), 6u);
+}
+
 TEST(Scanner, BadPatternIsAnError) {
   EXPECT_THROW(MultiPatternScanner({"(unclosed"}), std::invalid_argument);
 }
