@@ -116,10 +116,11 @@ int scan(const std::string& path) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double mb = static_cast<double>(reader.bytes()) / 1e6;
-  std::printf("scanner bytes=%llu matched_lines=%llu candidate_lines=%llu wall_s=%.3f cpu_s=%.3f "
-              "MBps_wall=%.1f MBps_cpu=%.1f peak_rss_kb=%ld\n",
+  std::printf("scanner bytes=%llu matched_lines=%llu candidate_lines=%llu few_pattern_lines=%llu wall_s=%.3f "
+              "cpu_s=%.3f MBps_wall=%.1f MBps_cpu=%.1f peak_rss_kb=%ld\n",
               static_cast<unsigned long long>(reader.bytes()), static_cast<unsigned long long>(lines),
-              static_cast<unsigned long long>(scanner.stats().candidate_lines), wall, cpu, mb / wall, mb / cpu,
+              static_cast<unsigned long long>(scanner.stats().candidate_lines),
+              static_cast<unsigned long long>(scanner.stats().few_pattern_lines), wall, cpu, mb / wall, mb / cpu,
               ru.ru_maxrss);
   // The prefilter's shape: how many literal atoms, how short the shortest
   // (it bounds the skip distance), and patterns screened block by block.

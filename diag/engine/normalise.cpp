@@ -17,9 +17,13 @@ bool starts(std::string_view s, std::string_view p) { return s.size() >= p.size(
 
 // A JSON record somewhere in the line: the span from the first '{' to the last '}'.
 std::string_view json_span(std::string_view line) {
+  // Called on every candidate line: most hold no '{' at all, so that is
+  // asked first, and the last '}' is found with memrchr, not a byte loop.
   const std::size_t a = line.find('{');
-  const std::size_t b = line.rfind('}');
-  if (a == std::string_view::npos || b == std::string_view::npos || b <= a) return {};
+  if (a == std::string_view::npos) return {};
+  const void* close = ::memrchr(line.data() + a, '}', line.size() - a);
+  if (!close) return {};
+  const std::size_t b = static_cast<std::size_t>(static_cast<const char*>(close) - line.data());
   return line.substr(a, b - a + 1);
 }
 

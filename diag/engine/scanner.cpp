@@ -17,6 +17,9 @@ namespace {
 
 // DFA budget for the set; bounded memory whatever the input size.
 constexpr std::int64_t kDfaBudget = 64LL << 20;
+// A candidate line whose atoms cover at most this many patterns is checked
+// pattern by pattern instead of by the set.
+constexpr std::size_t kFewPatterns = 4;
 // Atoms shorter than this are too common to filter anything.
 constexpr int kMinAtomLen = 3;
 
@@ -105,6 +108,29 @@ class AtomFinder {
     return std::string_view::npos;
   }
 
+  /// Calls fn(atom index) for every atom occurrence that starts at or after
+  /// `pos` in `text` (an atom found twice is reported twice).
+  template <typename Fn>
+  void for_each_atom(std::string_view text, std::size_t pos, Fn fn) const {
+    if (atoms_.empty()) return;
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    for (std::size_t end = pos + m_ - 1; end < n;) {
+      const std::size_t h = hash3(fold_.data(), p + end - 2);
+      const std::uint8_t sh = shift_[h];
+      if (sh != 0) {
+        end += sh;
+        continue;
+      }
+      const std::size_t start = end + 1 - m_;
+      for (std::uint32_t ai : buckets_[h]) {
+        const std::string& a = atoms_[ai];
+        if (start + a.size() <= n && equal_folded(p + start, a)) fn(ai);
+      }
+      ++end;
+    }
+  }
+
  private:
   static constexpr std::size_t kTable = 1u << 15;
   static std::size_t hash3(const unsigned char* fold, const unsigned char* s) {
@@ -132,13 +158,42 @@ struct MultiPatternScanner::Impl {
   RE2::Options options;
   std::unique_ptr<RE2::Set> set;         // every pattern: the exact verdict per line
   std::unique_ptr<RE2::Set> unfiltered;  // patterns without atoms, screened per block
-  // Fallback when the DFA runs out of memory: each pattern on its own,
-  // compiled on the first such line (compiling them all up front would
-  // double the start-up time for a path most runs never take).
+  // Each pattern on its own, compiled on first use (compiling them all up
+  // front would double the start-up time): for a candidate line whose atoms
+  // belong to a few patterns only, and when the DFA runs out of memory.
   std::vector<std::string> patterns;
   mutable std::vector<std::unique_ptr<RE2>> singles;
-  mutable std::once_flag singles_once;
+  mutable std::mutex singles_mu;
   std::unique_ptr<AtomFinder> finder;
+  std::vector<std::vector<int>> atom_patterns;  // finder's atom index -> the patterns it covers
+  bool anchored = false;
+  std::vector<int> few;  // scratch: the patterns a candidate line's atoms cover
+
+  // True when the atoms in `line` from `from` on cover at most kFewPatterns
+  // patterns, left in `few`: trying those alone is cheaper than the set's
+  // DFA over every pattern (NCCL_DEBUG=INFO logs: every line holds "nccl
+  // info ", which one pattern needs).
+  bool few_patterns(std::string_view line, std::size_t from) {
+    if (anchored) return false;
+    few.clear();
+    bool many = false;
+    finder->for_each_atom(line, from, [&](std::uint32_t ai) {
+      if (many) return;
+      for (int p : atom_patterns[ai])
+        if (std::find(few.begin(), few.end(), p) == few.end()) few.push_back(p);
+      many = few.size() > kFewPatterns;
+    });
+    if (many) return false;
+    std::sort(few.begin(), few.end());
+    return true;
+  }
+
+  const RE2& single(std::size_t i) const {
+    std::lock_guard<std::mutex> lock(singles_mu);
+    if (singles.empty()) singles.resize(patterns.size());
+    if (!singles[i]) singles[i] = std::make_unique<RE2>(patterns[i], options);
+    return *singles[i];
+  }
 
   // False with `dfa_failed` set when the DFA gave up; then each pattern is tried.
   void match_all(std::string_view line, std::vector<int>& ids, bool* dfa_failed) const {
@@ -149,11 +204,8 @@ struct MultiPatternScanner::Impl {
     if (!set->Match(sp, &ids, &info) && info.kind != RE2::Set::kNoError) {
       *dfa_failed = true;
       ids.clear();
-      std::call_once(singles_once, [this] {
-        for (const std::string& p : patterns) singles.push_back(std::make_unique<RE2>(p, options));
-      });
-      for (std::size_t i = 0; i < singles.size(); ++i)
-        if (RE2::PartialMatch(sp, *singles[i])) ids.push_back(static_cast<int>(i));
+      for (std::size_t i = 0; i < patterns.size(); ++i)
+        if (RE2::PartialMatch(sp, single(i))) ids.push_back(static_cast<int>(i));
     }
     std::sort(ids.begin(), ids.end());
   }
@@ -249,17 +301,29 @@ MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& pattern
   m.options.set_max_mem(kDfaBudget);
   // Anchored at the start, the DFA stops as soon as no pattern can begin there.
   m.set = std::make_unique<RE2::Set>(m.options, anchor_start ? RE2::ANCHOR_START : RE2::UNANCHORED);
+  m.anchored = anchor_start;
+  std::vector<std::pair<std::string, int>> owners;  // (atom, a pattern it covers)
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     const std::string& p = patterns[i];
     std::string err;
     if (m.set->Add(p, &err) < 0)
       throw std::invalid_argument("pattern '" + p + "' does not compile: " + err);
     m.patterns.push_back(p);
-    if (!atom_cover(p, m.options, &atoms_)) unfiltered_.push_back(static_cast<int>(i));
+    std::vector<std::string> cover;
+    if (!atom_cover(p, m.options, &cover)) unfiltered_.push_back(static_cast<int>(i));
+    for (std::string& a : cover)
+      if (!a.empty()) owners.emplace_back(std::move(a), static_cast<int>(i));
   }
   if (!m.set->Compile()) throw std::runtime_error("RE2::Set failed to compile the patterns");
-  std::sort(atoms_.begin(), atoms_.end());
-  atoms_.erase(std::unique(atoms_.begin(), atoms_.end()), atoms_.end());
+  std::sort(owners.begin(), owners.end());
+  for (const auto& [atom, pattern] : owners) {
+    if (atoms_.empty() || atoms_.back() != atom) {
+      atoms_.push_back(atom);
+      m.atom_patterns.emplace_back();
+    }
+    if (m.atom_patterns.back().empty() || m.atom_patterns.back().back() != pattern)
+      m.atom_patterns.back().push_back(pattern);
+  }
   if (!unfiltered_.empty()) {
     m.unfiltered = std::make_unique<RE2::Set>(m.options, RE2::UNANCHORED);
     for (int i : unfiltered_) m.unfiltered->Add(patterns[static_cast<std::size_t>(i)], nullptr);
@@ -270,15 +334,25 @@ MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& pattern
 
 bool MultiPatternScanner::available() { return true; }
 std::string MultiPatternScanner::engine() {
-  return "RE2 (FilteredRE2 atoms + Aho-Corasick prefilter, RE2::Set DFA per candidate line)";
+  return "RE2 (FilteredRE2 atoms + Wu-Manber prefilter; a candidate line is confirmed pattern by pattern when "
+         "its atoms name few patterns, else by the RE2::Set DFA)";
 }
 
 void MultiPatternScanner::check_line(std::string_view block, std::size_t begin, std::size_t end,
-                                     const OnMatch& on_match, const OnCandidate& on_candidate) {
+                                     std::size_t first_atom, const OnMatch& on_match,
+                                     const OnCandidate& on_candidate) {
   const std::string_view line = block.substr(begin, end - begin);
   ++stats_.candidate_lines;
   bool failed = false;
-  impl_->match_all(line, ids_, &failed);
+  if (first_atom != std::string_view::npos && impl_->few_patterns(line, first_atom - begin)) {
+    ++stats_.few_pattern_lines;
+    ids_.clear();
+    const re2::StringPiece sp(line.data(), line.size());
+    for (int p : impl_->few)
+      if (RE2::PartialMatch(sp, impl_->single(static_cast<std::size_t>(p)))) ids_.push_back(p);
+  } else {
+    impl_->match_all(line, ids_, &failed);
+  }
   if (failed) ++stats_.dfa_fallbacks;
   if (!ids_.empty()) {
     ++stats_.lines_matched;
@@ -298,7 +372,7 @@ void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match, 
     if (impl_->unfiltered->Match(sp, nullptr, &info) || info.kind != RE2::Set::kNoError) {
       for (std::size_t pos = 0; pos < block.size();) {
         const std::size_t end = line_end(block, pos);
-        check_line(block, pos, end, on_match, on_candidate);
+        check_line(block, pos, end, std::string_view::npos, on_match, on_candidate);
         pos = end + 1;
       }
       return;
@@ -310,9 +384,13 @@ void MultiPatternScanner::scan(std::string_view block, const OnMatch& on_match, 
     if (hit == std::string_view::npos) break;
     const std::size_t begin = line_begin(block, hit);
     const std::size_t end = line_end(block, hit);
-    check_line(block, begin, end, on_match, on_candidate);
+    check_line(block, begin, end, hit, on_match, on_candidate);
     pos = end + 1;
   }
+}
+
+bool MultiPatternScanner::may_match(std::string_view text) const {
+  return impl_->unfiltered || impl_->finder->find(text, 0) != std::string_view::npos;
 }
 
 std::vector<int> MultiPatternScanner::match_line(std::string_view line) const {
@@ -333,8 +411,10 @@ MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& pattern
 }
 bool MultiPatternScanner::available() { return false; }
 std::string MultiPatternScanner::engine() { return "none (built without RE2)"; }
-void MultiPatternScanner::check_line(std::string_view, std::size_t, std::size_t, const OnMatch&, const OnCandidate&) {}
+void MultiPatternScanner::check_line(std::string_view, std::size_t, std::size_t, std::size_t, const OnMatch&,
+                                     const OnCandidate&) {}
 void MultiPatternScanner::scan(std::string_view, const OnMatch&, const OnCandidate&) {}
+bool MultiPatternScanner::may_match(std::string_view) const { return false; }
 std::vector<int> MultiPatternScanner::match_line(std::string_view) const { return {}; }
 
 #endif

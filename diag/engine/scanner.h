@@ -1,10 +1,11 @@
 #pragma once
 /// Multi-pattern line scanner. Two stages, both linear in the input:
 ///  1. a literal prefilter: RE2's FilteredRE2 derives, for every pattern, the
-///     lowercase "atoms" a match must contain; one Aho-Corasick automaton over
+///     lowercase "atoms" a match must contain; one Wu-Manber search over
 ///     all atoms (case-folded, byte classes) finds candidate lines;
-///  2. only candidate lines go through one RE2::Set (a DFA for every pattern),
-///     which decides which patterns really match.
+///  2. only candidate lines go on: when the atoms a line holds belong to a
+///     few patterns, each of those is tried alone; else one RE2::Set (a DFA
+///     for every pattern) decides which patterns really match.
 /// Patterns without atoms ("unfiltered") are screened per block by a second
 /// RE2::Set. Memory is bounded by the automaton and the DFA budget, never by
 /// the input. std::regex is never used (STYLE.md, "Fast paths stay lean").
@@ -25,6 +26,7 @@ struct ScanStats {
   std::uint64_t candidate_lines = 0;  ///< lines the prefilter passed to the DFA
   std::uint64_t lines_matched = 0;    ///< lines with at least one pattern
   std::uint64_t dfa_fallbacks = 0;    ///< lines checked pattern by pattern (DFA out of memory)
+  std::uint64_t few_pattern_lines = 0;  ///< candidate lines whose atoms named few patterns, tried alone
 };
 
 class MultiPatternScanner {
@@ -50,6 +52,10 @@ class MultiPatternScanner {
   /// last line without '\n' is scanned too, so pass blocks cut at line ends.
   void scan(std::string_view block, const OnMatch& on_match, const OnCandidate& on_candidate = nullptr);
 
+  /// False when no pattern can match `text`: it holds none of the atoms and
+  /// every pattern has one (the prefilter alone, no regex run).
+  bool may_match(std::string_view text) const;
+
   /// Indices of the patterns matching one line (no prefilter); with
   /// `anchor_start` only matches that begin at the line's first byte.
   std::vector<int> match_line(std::string_view line) const;
@@ -68,7 +74,9 @@ class MultiPatternScanner {
 
  private:
   struct Impl;
-  void check_line(std::string_view block, std::size_t begin, std::size_t end,
+  /// `first_atom`: where the prefilter found the line's first atom (npos:
+  /// the line is checked against every pattern).
+  void check_line(std::string_view block, std::size_t begin, std::size_t end, std::size_t first_atom,
                   const OnMatch& on_match, const OnCandidate& on_candidate);
 
   std::unique_ptr<Impl> impl_;
