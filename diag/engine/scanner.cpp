@@ -85,6 +85,24 @@ class AtomFinder {
 
   /// An offset inside the first atom found at or after `pos`, or npos.
   std::size_t find(std::string_view text, std::size_t pos) const {
+    return search(text, pos, [](std::uint32_t) { return true; });
+  }
+
+  /// Calls fn(atom index) for every atom occurrence that starts at or after
+  /// `pos` in `text` (an atom found twice is reported twice).
+  template <typename Fn>
+  void for_each_atom(std::string_view text, std::size_t pos, Fn fn) const {
+    search(text, pos, [&](std::uint32_t ai) {
+      fn(ai);
+      return false;
+    });
+  }
+
+ private:
+  // Offers each atom occurrence at or after `pos` to stop(atom index), in
+  // text order; returns the start of the first one it accepts, or npos.
+  template <typename Stop>
+  std::size_t search(std::string_view text, std::size_t pos, Stop stop) const {
     if (atoms_.empty()) return std::string_view::npos;
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const std::size_t n = text.size();
@@ -101,37 +119,13 @@ class AtomFinder {
       const std::size_t start = end + 1 - m_;
       for (std::uint32_t ai : buckets_[h]) {
         const std::string& a = atoms_[ai];
-        if (start + a.size() <= n && equal_folded(p + start, a)) return start;
+        if (start + a.size() <= n && equal_folded(p + start, a) && stop(ai)) return start;
       }
       ++end;
     }
     return std::string_view::npos;
   }
 
-  /// Calls fn(atom index) for every atom occurrence that starts at or after
-  /// `pos` in `text` (an atom found twice is reported twice).
-  template <typename Fn>
-  void for_each_atom(std::string_view text, std::size_t pos, Fn fn) const {
-    if (atoms_.empty()) return;
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    for (std::size_t end = pos + m_ - 1; end < n;) {
-      const std::size_t h = hash3(fold_.data(), p + end - 2);
-      const std::uint8_t sh = shift_[h];
-      if (sh != 0) {
-        end += sh;
-        continue;
-      }
-      const std::size_t start = end + 1 - m_;
-      for (std::uint32_t ai : buckets_[h]) {
-        const std::string& a = atoms_[ai];
-        if (start + a.size() <= n && equal_folded(p + start, a)) fn(ai);
-      }
-      ++end;
-    }
-  }
-
- private:
   static constexpr std::size_t kTable = 1u << 15;
   static std::size_t hash3(const unsigned char* fold, const unsigned char* s) {
     return ((static_cast<std::size_t>(fold[s[0]]) << 10) ^ (static_cast<std::size_t>(fold[s[1]]) << 5) ^
