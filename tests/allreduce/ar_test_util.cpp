@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "nodeprobe/mpirun.h"
@@ -68,12 +69,13 @@ long ArRun::stats_n(const std::string& name, const std::map<std::string, std::st
   return m && m->contains("stats") ? (*m)["stats"].value("n", -1L) : -1;
 }
 
-ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s, std::vector<std::string> env_set) {
-  const std::string path = dir.file("r.json");
+namespace {
+
+ArRun run_once(const std::vector<std::string>& argv, const std::string& path, double timeout_s,
+               const std::vector<std::string>& env_set) {
   ::unlink(path.c_str());
-  argv.insert(argv.end(), {"--json", path});
   ArRun r;
-  r.proc = nt::run(argv, timeout_s, std::move(env_set));
+  r.proc = nt::run(argv, timeout_s, env_set);
   std::ifstream in(path);
   if (in) {
     std::stringstream ss;
@@ -84,6 +86,31 @@ ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s
       if (r.report.contains("probes") && !r.report["probes"].empty()) r.probe = r.report["probes"][0];
     } catch (const std::exception&) {
     }
+  }
+  return r;
+}
+
+// libfabric's shm provider can lose a connection request while ranks set up
+// (the receiver maps the sender's region before it is visible, drops the
+// request, and the sender waits forever: ofiwg/libfabric#12542). The run
+// then ends at its deadline "during fabric:shm setup; every rank is alive".
+// Seen once in a full CI run under load, never in isolation; such a run is
+// the library's race, not the test's subject, and is run once more.
+bool shm_setup_race(const ArRun& r) {
+  const std::string why = r.reason();
+  return r.have_report && r.status() == "timeout" && why.find("during fabric:shm setup") != std::string::npos &&
+         why.find("every rank is alive") != std::string::npos;
+}
+
+}  // namespace
+
+ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s, std::vector<std::string> env_set) {
+  const std::string path = dir.file("r.json");
+  argv.insert(argv.end(), {"--json", path});
+  ArRun r = run_once(argv, path, timeout_s, env_set);
+  if (shm_setup_race(r)) {
+    std::cerr << "run_ar: " << r.reason() << ": libfabric shm's setup race (ofiwg/libfabric#12542); running again\n";
+    r = run_once(argv, path, timeout_s, env_set);
   }
   return r;
 }
