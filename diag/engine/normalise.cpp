@@ -446,7 +446,7 @@ std::size_t encoded_at(std::string_view s, std::size_t i, char* out) {
 
 bool has_entity(std::string_view s) {
   char c;
-  // One memchr pass per lead byte: cheaper than a byte loop over the set.
+  // One memchr pass per byte that can begin one (most lines hold none).
   for (const char lead : {'&', '\xC2', '\xE2'})
     for (std::size_t i = s.find(lead); i != std::string_view::npos; i = s.find(lead, i + 1))
       if (encoded_at(s, i, &c)) return true;

@@ -179,6 +179,11 @@ std::vector<int> RuleEngine::body_matches(std::string_view line, std::string_vie
   return ids;
 }
 
+void RuleEngine::add_body_matches(std::string_view text, std::vector<int>* ids, std::string_view* body) const {
+  for (int id : body_matches(text, body))
+    if (std::find(ids->begin(), ids->end(), id) == ids->end()) ids->push_back(id);
+}
+
 void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::string_view line, long line_no,
                              const std::vector<int>* ids, const AnalysisOptions& opt, SourceResult& r,
                              std::vector<std::pair<long, std::size_t>>* matched) {
@@ -206,8 +211,7 @@ void RuleEngine::on_physical(std::string_view block, std::size_t offset, std::st
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     std::vector<int> piece_ids = scanner_->match_line(pieces[i]);
     std::string_view body;
-    for (int id : body_matches(pieces[i], &body))
-      if (std::find(piece_ids.begin(), piece_ids.end(), id) == piece_ids.end()) piece_ids.push_back(id);
+    add_body_matches(pieces[i], &piece_ids, &body);
     if (piece_ids.empty()) continue;
     c.rest.clear();
     for (std::size_t k = i + 1; k < pieces.size() && k < i + 9; ++k) c.rest += pieces[k] + "\n";
@@ -460,18 +464,14 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
     };
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const WrapRun& run = runs[k];
+      // The anchored patterns too, behind the joined line's wrappers, as
+      // on_physical tries them on one line; only those matched: read the body.
       std::vector<int> ids = scanner_->match_line(run.text);
-      // The patterns anchored at the message's start, tried behind the
-      // joined line's wrappers as on_physical tries them on one line.
-      std::string_view text = run.text;
-      if (anchored_) {
-        std::string_view body;
-        const std::vector<int> more = body_matches(run.text, &body);
-        if (ids.empty() && !more.empty()) text = body;
-        for (int id : more)
-          if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
-      }
+      const bool whole = !ids.empty();
+      std::string_view body = run.text;
+      add_body_matches(run.text, &ids, &body);
       if (ids.empty()) continue;
+      const std::string_view text = whole ? std::string_view(run.text) : body;
       const long first = line_base + run.first_line;
       std::vector<int> fresh;
       for (int id : ids) {

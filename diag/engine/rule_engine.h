@@ -62,6 +62,9 @@ class RuleEngine {
   /// receives the earliest start that matched. Empty when the line has no
   /// wrapper.
   std::vector<int> body_matches(std::string_view line, std::string_view* body) const;
+  /// Adds to `ids` the anchored patterns body_matches finds in `text` that
+  /// are not there yet; `body` is set as body_matches sets it.
+  void add_body_matches(std::string_view text, std::vector<int>* ids, std::string_view* body) const;
 
   const Playbook& pb_;
   RuleSet rules_;

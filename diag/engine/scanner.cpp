@@ -61,8 +61,7 @@ class AtomFinder {
  public:
   explicit AtomFinder(const std::vector<std::string>& atoms) {
     for (int c = 0; c < 256; ++c) fold_[static_cast<std::size_t>(c)] = fold_byte(c);
-    for (const auto& a : atoms) {
-      if (a.empty()) continue;
+    for (const auto& a : atoms) {  // non-empty: index i is the caller's atom i
       std::string folded(a);
       for (char& ch : folded) ch = static_cast<char>(fold_byte(static_cast<unsigned char>(ch)));
       atoms_.push_back(std::move(folded));
@@ -85,24 +84,14 @@ class AtomFinder {
 
   /// An offset inside the first atom found at or after `pos`, or npos.
   std::size_t find(std::string_view text, std::size_t pos) const {
-    return search(text, pos, [](std::uint32_t) { return true; });
+    return each_atom(text, pos, [](std::uint32_t) { return true; });
   }
 
-  /// Calls fn(atom index) for every atom occurrence that starts at or after
-  /// `pos` in `text` (an atom found twice is reported twice).
-  template <typename Fn>
-  void for_each_atom(std::string_view text, std::size_t pos, Fn fn) const {
-    search(text, pos, [&](std::uint32_t ai) {
-      fn(ai);
-      return false;
-    });
-  }
-
- private:
-  // Offers each atom occurrence at or after `pos` to stop(atom index), in
-  // text order; returns the start of the first one it accepts, or npos.
+  /// Offers each atom occurrence at or after `pos` to stop(atom index), in
+  /// text order (an atom found twice is offered twice); returns the start of
+  /// the first one stop() accepts, or npos.
   template <typename Stop>
-  std::size_t search(std::string_view text, std::size_t pos, Stop stop) const {
+  std::size_t each_atom(std::string_view text, std::size_t pos, Stop stop) const {
     if (atoms_.empty()) return std::string_view::npos;
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const std::size_t n = text.size();
@@ -126,6 +115,7 @@ class AtomFinder {
     return std::string_view::npos;
   }
 
+ private:
   static constexpr std::size_t kTable = 1u << 15;
   static std::size_t hash3(const unsigned char* fold, const unsigned char* s) {
     return ((static_cast<std::size_t>(fold[s[0]]) << 10) ^ (static_cast<std::size_t>(fold[s[1]]) << 5) ^
@@ -156,8 +146,8 @@ struct MultiPatternScanner::Impl {
   // front would double the start-up time): for a candidate line whose atoms
   // belong to a few patterns only, and when the DFA runs out of memory.
   std::vector<std::string> patterns;
-  mutable std::vector<std::unique_ptr<RE2>> singles;
-  mutable std::mutex singles_mu;
+  mutable std::vector<std::unique_ptr<RE2>> singles;     // sized with patterns, filled on first use
+  mutable std::unique_ptr<std::once_flag[]> single_once;  // one per pattern
   std::unique_ptr<AtomFinder> finder;
   std::vector<std::vector<int>> atom_patterns;  // finder's atom index -> the patterns it covers
   bool anchored = false;
@@ -170,22 +160,18 @@ struct MultiPatternScanner::Impl {
   bool few_patterns(std::string_view line, std::size_t from) {
     if (anchored) return false;
     few.clear();
-    bool many = false;
-    finder->for_each_atom(line, from, [&](std::uint32_t ai) {
-      if (many) return;
+    const bool many = finder->each_atom(line, from, [&](std::uint32_t ai) {
       for (int p : atom_patterns[ai])
         if (std::find(few.begin(), few.end(), p) == few.end()) few.push_back(p);
-      many = few.size() > kFewPatterns;
-    });
+      return few.size() > kFewPatterns;  // stop: the set is cheaper
+    }) != std::string_view::npos;
     if (many) return false;
     std::sort(few.begin(), few.end());
     return true;
   }
 
   const RE2& single(std::size_t i) const {
-    std::lock_guard<std::mutex> lock(singles_mu);
-    if (singles.empty()) singles.resize(patterns.size());
-    if (!singles[i]) singles[i] = std::make_unique<RE2>(patterns[i], options);
+    std::call_once(single_once[i], [&] { singles[i] = std::make_unique<RE2>(patterns[i], options); });
     return *singles[i];
   }
 
@@ -309,6 +295,8 @@ MultiPatternScanner::MultiPatternScanner(const std::vector<std::string>& pattern
       if (!a.empty()) owners.emplace_back(std::move(a), static_cast<int>(i));
   }
   if (!m.set->Compile()) throw std::runtime_error("RE2::Set failed to compile the patterns");
+  m.singles.resize(m.patterns.size());
+  m.single_once = std::make_unique<std::once_flag[]>(m.patterns.size());
   std::sort(owners.begin(), owners.end());
   for (const auto& [atom, pattern] : owners) {
     if (atoms_.empty() || atoms_.back() != atom) {
