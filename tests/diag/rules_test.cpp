@@ -524,11 +524,29 @@ TEST(Rules, DcgmNvlinkDownIsAnErrorOnlyWhereTheNodeHasNvlink) {
 
 TEST(Rules, MemoryRegistrationFailureUnderALowMemlockLimitIsTheLimit) {
   const Result bare = analyze("ibv_reg_mr failed\n");
-  ASSERT_NE(bare.get("efa.mr_registration"), nullptr) << "without errno or limit the line keeps its own name";
+  ASSERT_NE(bare.get("nccl.network_config"), nullptr) << "without errno or limit the line keeps its own name";
+  EXPECT_EQ(bare.get("nccl.network_config")->facts.value("cause", std::string()), "ib_mr");
   EXPECT_EQ(bare.get("limits.memlock"), nullptr);
+  EXPECT_EQ(bare.get("efa.mr_registration"), nullptr) << "nothing in the log says EFA";
   const Result lim = analyze("max locked memory       (kbytes, -l) 64\nibv_reg_mr failed\n");
   ASSERT_NE(lim.get("limits.memlock"), nullptr) << lim.ids();
-  EXPECT_EQ(lim.get("efa.mr_registration")->severity, Severity::kInfo) << lim.ids();
+  ASSERT_NE(lim.get("nccl.network_config"), nullptr) << lim.ids();
+  EXPECT_EQ(lim.get("nccl.network_config")->severity, Severity::kInfo) << lim.ids();
+  // Where the log shows EFA the same line is EFA's registration failure.
+  const Result efa = analyze("NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)\nibv_reg_mr failed\n");
+  ASSERT_NE(efa.get("efa.mr_registration"), nullptr) << efa.ids();
+  EXPECT_EQ(efa.get("efa.mr_registration")->severity, Severity::kError) << efa.ids();
+  ASSERT_NE(efa.get("nccl.network_config"), nullptr) << efa.ids();
+  EXPECT_EQ(efa.get("nccl.network_config")->severity, Severity::kInfo) << efa.ids();
+  // NCCL's own IB transport: GPU memory registered through dma-buf is not
+  // charged to the memlock limit, so ENOMEM there is not the limit.
+  const Result dmabuf =
+      analyze("kilo:318:3584 [5] misc/ibvwrap.cc:183 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Cannot "
+              "allocate memory\n");
+  ASSERT_NE(dmabuf.get("nccl.network_config"), nullptr) << dmabuf.ids();
+  EXPECT_EQ(dmabuf.get("nccl.network_config")->facts.value("cause", std::string()), "ib_mr");
+  EXPECT_EQ(dmabuf.get("limits.memlock"), nullptr) << dmabuf.ids();
+  EXPECT_EQ(dmabuf.get("efa.mr_registration"), nullptr) << dmabuf.ids();
   EXPECT_NE(analyze("ibv_reg_mr failed, errno 12\n").get("limits.memlock"), nullptr);
   // Other errnos are not the limit; old UCX adds its memlock hint to every failure.
   EXPECT_EQ(analyze("ibv_reg_mr failed, errno 14 (Bad address)\n").get("limits.memlock"), nullptr);
@@ -539,7 +557,8 @@ TEST(Rules, MemoryRegistrationFailureUnderALowMemlockLimitIsTheLimit) {
   // Unlimited is fine: the registration failure is the finding.
   const Result unl = analyze("max locked memory       (kbytes, -l) unlimited\nibv_reg_mr failed\n");
   EXPECT_EQ(unl.get("limits.memlock"), nullptr);
-  EXPECT_EQ(unl.get("efa.mr_registration")->severity, Severity::kError);
+  ASSERT_NE(unl.get("nccl.network_config"), nullptr) << unl.ids();
+  EXPECT_EQ(unl.get("nccl.network_config")->severity, Severity::kError);
 }
 
 TEST(Rules, ProfilerTableDataLoaderRowJudgedByItsShare) {
