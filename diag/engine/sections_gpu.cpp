@@ -169,7 +169,11 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       const long long n = leading_number(value);
       if (n > 0) add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu.id}, {"ecc_field", key}});
     }
-    if ((key == "Pending Page Blacklist" || key == "Pending Page Retirement") && value == "Yes")
+    // Older nvidia-smi (R410-era and before) names the field plain "Pending"
+    // under "Retired Pages"; later ones "Pending Page Blacklist".
+    if ((key == "Pending Page Blacklist" || key == "Pending Page Retirement" ||
+         (key == "Pending" && in("Retired Pages"))) &&
+        value == "Yes")
       add(r, "gpu.ecc", "retirement_pending", Severity::kUnknown, l, {{"gpu", gpu.id}});
     if (in("Remapped Rows") && key == "Pending" && value == "Yes")
       add(r, "gpu.ecc", "remap_pending", Severity::kUnknown, l, {{"gpu", gpu.id}});

@@ -78,6 +78,14 @@ TEST(Sections, NvidiaSmiQueryPastedSections) {
   EXPECT_TRUE(parse("    Clocks Event Reasons\n        Idle                              : Not Active\n"
                     "        SW Thermal Slowdown               : Active\n")
                   .findings.has("gpu.compute_slow", "throttled"));
+  // R410-era nvidia-smi: "Pending" under "Retired Pages" (later "Pending Page
+  // Blacklist"); the same key under "Remapped Rows" is remap_pending.
+  EXPECT_TRUE(parse("    Retired Pages\n        Single Bit ECC              : 0\n"
+                    "        Double Bit ECC              : 2\n        Pending                     : Yes\n")
+                  .findings.has("gpu.ecc", "retirement_pending"));
+  EXPECT_TRUE(parse("    Retired Pages\n        Single Bit ECC              : 0\n"
+                    "        Double Bit ECC              : 0\n        Pending                     : No\n")
+                  .findings.empty());
   EXPECT_TRUE(parse("        GPU Link Info\n            PCIe Generation\n                Max                       : 4\n"
                     "                Current                   : 4\n            Link Width\n"
                     "                Max                       : 16x\n                Current                   : 8x\n")
