@@ -561,6 +561,26 @@ TEST(Rules, MemoryRegistrationFailureUnderALowMemlockLimitIsTheLimit) {
   EXPECT_EQ(unl.get("nccl.network_config")->severity, Severity::kError);
 }
 
+// PyTorch asked for CUDA and the process has none: with a CPU-only wheel in
+// the same log the wheel is the cause (warn: the node is fine); without it
+// the process could not use CUDA at all (error).
+TEST(Rules, CudaUnavailableIsTheCpuWheelOnlyWhereTheLogShowsOne) {
+  const std::string ask =
+      "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if available\n";
+  const Result cpu = analyze("Ultralytics YOLOv8.1.3 Python-3.10.11 torch-2.1.0+cpu\n" + ask);
+  ASSERT_NE(cpu.get("gpu.not_found"), nullptr) << cpu.ids();
+  EXPECT_EQ(cpu.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
+  EXPECT_EQ(cpu.get("gpu.not_found")->severity, Severity::kWarn);
+  const Result cu = analyze("Ultralytics YOLOv8.1.3 Python-3.10.11 torch-2.1.0+cu121\n" + ask);
+  ASSERT_NE(cu.get("gpu.not_found"), nullptr) << cu.ids();
+  EXPECT_EQ(cu.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_unavailable");
+  EXPECT_EQ(cu.get("gpu.not_found")->severity, Severity::kError);
+  const Result notc = analyze("AssertionError: Torch not compiled with CUDA enabled\n");
+  ASSERT_NE(notc.get("gpu.not_found"), nullptr) << notc.ids();
+  EXPECT_EQ(notc.get("gpu.not_found")->severity, Severity::kWarn);
+  expect_only_info(analyze("PyTorch version: 2.1.0+cpu\nIs CUDA available: False\n"));
+}
+
 TEST(Rules, ProfilerTableDataLoaderRowJudgedByItsShare) {
   const std::string head =
       "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n";
