@@ -328,6 +328,10 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       // the one this finding asks for: nothing to report.
       const std::string g = facts.value("governor", std::string());
       if (g.empty() || g == "performance") continue;
+    } else if (rule.judge == "answer_false") {
+      // A yes/no check with its printed answer after it (a REPL's next
+      // line, print(...), prose): only a False answer is the failure.
+      if (facts.value("answer", std::string()) != "False") continue;
     } else if (rule.judge == "data_time") {
       // A training loop's own meters (pytorch/examples AverageMeter, timm):
       // the wait for the next batch against the whole step, now and on

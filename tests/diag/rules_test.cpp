@@ -581,6 +581,40 @@ TEST(Rules, CudaUnavailableIsTheCpuWheelOnlyWhereTheLogShowsOne) {
   expect_only_info(analyze("PyTorch version: 2.1.0+cpu\nIs CUDA available: False\n"));
 }
 
+// torch.cuda.is_available() with its answer after it (the REPL's next line,
+// a print, prose): False is the failure, True or no answer is quiet.
+TEST(Rules, IsAvailableFalseIsTheFindingAndTrueStaysQuiet) {
+  const Result repl = analyze(">>> import torch\n>>> torch.cuda.is_available()\nFalse\n");
+  ASSERT_NE(repl.get("gpu.not_found"), nullptr) << repl.ids();
+  EXPECT_EQ(repl.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_unavailable");
+  EXPECT_EQ(repl.get("gpu.not_found")->severity, Severity::kError);
+  const Result wheel = analyze("torch==2.1.0+cpu\nprint(torch.cuda.is_available())  # False\n");
+  ASSERT_NE(wheel.get("gpu.not_found"), nullptr) << wheel.ids();
+  EXPECT_EQ(wheel.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
+  EXPECT_TRUE(analyze(">>> torch.cuda.is_available()\nTrue\n").findings.empty());
+  EXPECT_TRUE(analyze("device = 'cuda' if torch.cuda.is_available() else 'cpu'\nmodel.to(device)\n").findings.empty());
+}
+
+// TensorFlow's dso_loader tries cudart on CPU-only hosts too: only with the
+// GPU found in the same log is a missing cudart a finding. The math libraries
+// are tried only after a GPU was found.
+TEST(Rules, TensorFlowCudartMissingNeedsAGpuInTheLog) {
+  const std::string cudart =
+      "2021-07-12 10:52:47.496789: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load "
+      "dynamic library 'libcudart.so.10.1'; dlerror: libcudart.so.10.1: cannot open shared object file: No such file "
+      "or directory\n";
+  expect_only_info(analyze(cudart));
+  const Result gpu = analyze(
+      "2021-07-12 10:52:47.496273: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1561] Found device 0 with "
+      "properties: \n" +
+      cudart);
+  ASSERT_NE(gpu.get("gpu.not_found"), nullptr) << gpu.ids();
+  EXPECT_EQ(gpu.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
+  EXPECT_NE(analyze("W dso_loader.cc:55] Could not load dynamic library 'libcusolver.so.10'; dlerror: x\n")
+                .get("gpu.not_found"),
+            nullptr);
+}
+
 TEST(Rules, ProfilerTableDataLoaderRowJudgedByItsShare) {
   const std::string head =
       "                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls  \n";
