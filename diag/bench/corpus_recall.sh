@@ -28,7 +28,7 @@ echo
 # The held-out sets (diag/bench/heldout_results.md): A collected before the
 # rules of that round were changed, B to H each after the previous round and
 # measured once before tuning.
-for b in heldout-A heldout-B heldout-C heldout-D heldout-E heldout-F heldout-G heldout-H heldout-I heldout-J heldout-K heldout-L heldout-M heldout-N heldout-O heldout-P heldout-Q heldout-R heldout-S heldout-T heldout-U heldout-V heldout-W heldout-X heldout-Y heldout-Z heldout-AA heldout-AB heldout-AC; do
+for b in heldout-A heldout-B heldout-C heldout-D heldout-E heldout-F heldout-G heldout-H heldout-I heldout-J heldout-K heldout-L heldout-M heldout-N heldout-O heldout-P heldout-Q heldout-R heldout-S heldout-T heldout-U heldout-V heldout-W heldout-X heldout-Y heldout-Z heldout-AA heldout-AB heldout-AC heldout-AD heldout-AE; do
   # shellcheck disable=SC2046
   "$tool" --corpus "$corpus" --batch "$b" $(json "$b")
   echo
