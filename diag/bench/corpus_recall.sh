@@ -28,7 +28,11 @@ echo
 # The held-out sets (diag/bench/heldout_results.md): A collected before the
 # rules of that round were changed, B to H each after the previous round and
 # measured once before tuning.
-for b in heldout-A heldout-B heldout-C heldout-D heldout-E heldout-F heldout-G heldout-H heldout-I heldout-J heldout-K heldout-L heldout-M heldout-N heldout-O heldout-P heldout-Q heldout-R heldout-S heldout-T heldout-U heldout-V heldout-W heldout-X heldout-Y heldout-Z heldout-AA heldout-AB heldout-AC heldout-AD heldout-AE; do
+# The list is read from the manifest's "batch" fields, in the order the sets
+# were collected (A to Z, then AA, AB, ...), so a new set needs no edit here.
+batches=$(grep -o '"batch": *"heldout-[A-Z]*"' "$corpus/manifest.json" | sed 's/.*"\(heldout-[A-Z]*\)"/\1/' |
+  awk '{ print length($0), $0 }' | sort -u -k1,1n -k2,2 | cut -d' ' -f2)
+for b in $batches; do
   # shellcheck disable=SC2046
   "$tool" --corpus "$corpus" --batch "$b" $(json "$b")
   echo
