@@ -53,10 +53,21 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     }
   }
 
-  // SELinux records without permissive=: the mode the same log shows decides.
-  if (r.findings.has("selinux.avc", ""))
+  // SELinux records without permissive= (kernels before 3.16): the denials'
+  // own SYSCALL records decide where they all say success=yes (the access
+  // went through: a permissive domain, even under an enforcing mode);
+  // otherwise the mode the same log shows.
+  if (r.findings.has("selinux.avc", "")) {
+    const bool allowed = has_signal(r, "selinux.syscall_allowed") && !has_signal(r, "selinux.syscall_refused");
     r.findings.rekey("selinux.avc", "", "selinux.avc",
-                     has_signal(r, "selinux.mode_permissive") ? "permissive" : "enforcing");
+                     allowed || has_signal(r, "selinux.mode_permissive") ? "permissive" : "enforcing");
+  }
+
+  // A program's own "no GPU found" (the generic tier) is what a driver, CUDA
+  // version or kernel-module finding of the same log explains.
+  if (r.findings.has("gpu.not_found", "no_gpu_found") &&
+      (r.findings.has("gpu.cuda_driver_insufficient") || r.findings.has("gpu.driver_kernel_mismatch")))
+    r.findings.erase_cause("gpu.not_found", "no_gpu_found");
 
   // A SIGKILL'ed rank is the OOM killer's work; the kernel's own line says more.
   if (r.findings.has("host.oom", "killed_signal") &&
