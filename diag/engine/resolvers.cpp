@@ -53,15 +53,10 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     }
   }
 
-  // SELinux records without permissive= (kernels before 3.16): the denials'
-  // own SYSCALL records decide where they all say success=yes (the access
-  // went through: a permissive domain, even under an enforcing mode);
-  // otherwise the mode the same log shows.
-  if (r.findings.has("selinux.avc", "")) {
-    const bool allowed = has_signal(r, "selinux.syscall_allowed") && !has_signal(r, "selinux.syscall_refused");
+  // SELinux records without permissive=: the mode the same log shows decides.
+  if (r.findings.has("selinux.avc", ""))
     r.findings.rekey("selinux.avc", "", "selinux.avc",
-                     allowed || has_signal(r, "selinux.mode_permissive") ? "permissive" : "enforcing");
-  }
+                     has_signal(r, "selinux.mode_permissive") ? "permissive" : "enforcing");
 
   // A program's own "no GPU found" (the generic tier) is what a driver, CUDA
   // version or kernel-module finding of the same log explains.
