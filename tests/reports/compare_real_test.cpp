@@ -92,9 +92,21 @@ class RealIo : public ::testing::Test {
   TempDir tmp;
 };
 
+std::string busy_reason();
+
 TEST_F(RealIo, TheSameReadTwiceIsNeverWorse) {
-  const std::string a = read("a.json", "2", "2"), b = read("b.json", "2", "2");
-  const Cmp c = compare(a, b);
+  if (const std::string why = busy_reason(); !why.empty()) GTEST_SKIP() << why;
+  // Once in a full CI pass (2026-12-03) a neighbour and the hypervisor took
+  // 0.9 and 0.7 of the 2 CPUs during the second read only, and every
+  // throughput metric halved (compare named the busy host as the cause). A
+  // second pair is read then; an unchanged read called worse twice fails.
+  Cmp c;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::string a = read("a.json", "2", "2"), b = read("b.json", "2", "2");
+    c = compare(a, b);
+    if (c.exit_code == 0) break;
+    std::cerr << "attempt " << attempt + 1 << " called an unchanged read worse:\n" << worse_list(c);
+  }
   EXPECT_EQ(c.exit_code, 0) << worse_list(c) << c.text;
   EXPECT_EQ(c.j["summary"]["worse"], 0);
   EXPECT_GE(c.j["metrics"].size(), 8u) << "every metric pairs with itself";
