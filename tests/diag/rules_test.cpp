@@ -583,6 +583,32 @@ TEST(Rules, CudaUnavailableIsTheCpuWheelOnlyWhereTheLogShowsOne) {
 
 // torch.cuda.is_available() with its answer after it (the REPL's next line,
 // a print, prose): False is the failure, True or no answer is quiet.
+TEST(Rules, GenericTierSpeaksWhereTheEmitterRulesAreSilent) {
+  // A wording no emitter-specific rule knows: the generic tier names the class.
+  const Result oom = analyze("[miner] GPU0 assert out of memory: requested 536870912 bytes\n");
+  ASSERT_NE(oom.get("gpu.oom"), nullptr) << oom.ids();
+  // Advice about memory is not a failure.
+  EXPECT_TRUE(analyze("INFO worker.py:201] Reduce gpu_memory_utilization to avoid OOM errors on this GPU.\n").findings.empty());
+  // A program's own "no GPU" is a warning...
+  const Result none = analyze("thread 'main' panicked at 'Unable to find a GPU! Make sure you have installed required drivers!'\n");
+  ASSERT_NE(none.get("gpu.not_found"), nullptr) << none.ids();
+  EXPECT_EQ(none.get("gpu.not_found")->severity, Severity::kWarn);
+  EXPECT_EQ(none.get("gpu.not_found")->facts.value("cause", std::string()), "no_gpu_found");
+  // ...that an old driver in the same log explains: only the driver is reported.
+  const Result old = analyze(
+      "RuntimeError: The NVIDIA driver on your system is too old (found version 10010).\n"
+      "thread 'main' panicked at 'Unable to find a GPU! Make sure you have installed required drivers!'\n");
+  EXPECT_NE(old.get("gpu.cuda_driver_insufficient"), nullptr) << old.ids();
+  EXPECT_EQ(old.get("gpu.not_found"), nullptr) << old.ids();
+  // A line an emitter-specific rule matches keeps that rule's cause.
+  const Result tf = analyze(
+      "2023-06-15 13:14:51.112977: W tensorflow/core/common_runtime/gpu/gpu_device.cc:1956] Cannot dlopen some GPU "
+      "libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use "
+      "GPU.\n");
+  ASSERT_NE(tf.get("gpu.not_found"), nullptr) << tf.ids();
+  EXPECT_EQ(tf.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
+}
+
 TEST(Rules, IsAvailableFalseIsTheFindingAndTrueStaysQuiet) {
   const Result repl = analyze(">>> import torch\n>>> torch.cuda.is_available()\nFalse\n");
   ASSERT_NE(repl.get("gpu.not_found"), nullptr) << repl.ids();
