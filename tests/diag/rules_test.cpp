@@ -609,6 +609,20 @@ TEST(Rules, GenericTierSpeaksWhereTheEmitterRulesAreSilent) {
   EXPECT_EQ(tf.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
 }
 
+TEST(Rules, NvencLibraryMissingIsAFailureOnlyWhereFfmpegsEncoderAskedForIt) {
+  // HandBrake and other media tools probe NVENC at start-up on every host, NVIDIA or not.
+  const Result probe = analyze("Cannot load libnvidia-encode.so.1\nCannot load libnvidia-encode.so.1\n");
+  ASSERT_NE(probe.get("gpu.not_found"), nullptr) << probe.ids();
+  EXPECT_EQ(probe.get("gpu.not_found")->severity, Severity::kInfo);
+  // FFmpeg's encoder opened and could not load it: a container or host without the driver's video library.
+  const Result enc = analyze(
+      "[hevc_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1\n"
+      "[hevc_nvenc @ 0x55ca461fa380] The minimum required Nvidia driver for nvenc is (unknown) or newer\n");
+  ASSERT_NE(enc.get("gpu.not_found"), nullptr) << enc.ids();
+  EXPECT_EQ(enc.get("gpu.not_found")->severity, Severity::kWarn);
+  EXPECT_EQ(enc.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
+}
+
 TEST(Rules, IsAvailableFalseIsTheFindingAndTrueStaysQuiet) {
   const Result repl = analyze(">>> import torch\n>>> torch.cuda.is_available()\nFalse\n");
   ASSERT_NE(repl.get("gpu.not_found"), nullptr) << repl.ids();
