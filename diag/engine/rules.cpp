@@ -99,7 +99,7 @@ void check_regex(const std::string&, bool, const std::string&, const std::string
 Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
   const std::string where = "rule " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
   only_keys(j,
-            {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by",
+            {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by", "yields_to",
              "follow_lines", "fold", "event", "event_window_s", "needs", "otherwise_cause", "otherwise_severity",
              "lookalikes", "note"},
             doc, where);
@@ -134,6 +134,9 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
   r.extract = opt_strings(j, "extract", doc, where);
   for (const auto& x : r.extract) check_regex(x, true, doc, where + ".extract");
   r.suppressed_by = opt_strings(j, "suppressed_by", doc, where);
+  r.yields_to = opt_strings(j, "yields_to", doc, where);
+  for (const auto& id : r.yields_to)
+    if (!find_finding_kind(id)) fail(doc, where + ".yields_to: unknown finding id '" + id + "'");
   if (j.contains("follow_lines")) {
     const json& v = j.at("follow_lines");
     if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 8) fail(doc, where + ".follow_lines must be 0..8");
@@ -186,7 +189,20 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
     set.rules_.push_back(std::move(r));
   }
   set.check_references(name);
+  set.expand_yields();
   return set;
+}
+
+void RuleSet::expand_yields() {
+  for (auto& r : rules_) {
+    if (r.yields_to.empty()) continue;
+    for (const auto& o : rules_) {
+      if (&o == &r || !o.yields_to.empty() || o.finding.empty()) continue;
+      if (std::find(r.yields_to.begin(), r.yields_to.end(), o.finding) == r.yields_to.end()) continue;
+      if (std::find(r.suppressed_by.begin(), r.suppressed_by.end(), o.key) == r.suppressed_by.end())
+        r.suppressed_by.push_back(o.key);
+    }
+  }
 }
 
 void RuleSet::check_references(const std::string& name) const {
@@ -204,6 +220,7 @@ void RuleSet::add(const RuleSet& site) {
     rules_.push_back(r);
   }
   check_references(site.rules_.empty() ? std::string("rules") : site.rules_.front().origin);
+  expand_yields();
 }
 
 const Rule* RuleSet::find(const std::string& key) const {

@@ -45,6 +45,11 @@ struct Rule {
   std::string judge;                  ///< named judgement of the facts ("xid", "selinux", ...)
   std::vector<std::string> extract;   ///< RE2 with named groups, tried in order on the line
   std::vector<std::string> suppressed_by;  ///< rule keys that take precedence on the same line
+  /// Finding ids whose rules take precedence on the same line: at load, every
+  /// rule raising one of them that does not itself yield is added to
+  /// suppressed_by (the generic tier gives way to the emitter-specific rules,
+  /// those added later and a site's included).
+  std::vector<std::string> yields_to;
   int follow_lines = 0;               ///< following lines appended before extraction
   std::string fold;                   ///< fact whose value splits findings ("code" for Xids)
   /// Facts that name one event (the killed pid of an OOM report): lines
@@ -79,6 +84,7 @@ class RuleSet {
 
  private:
   void check_references(const std::string& name) const;
+  void expand_yields();
   std::vector<Rule> rules_;
 };
 

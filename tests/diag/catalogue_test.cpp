@@ -438,7 +438,21 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "colour": "red", "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown key 'colour'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "suppressed_by": ["z.z"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "judge": "magic", "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown judge"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "yields_to": ["gpu.nope"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown finding id 'gpu.nope'"), std::string::npos);
   EXPECT_NE(err(one_rule(ok + "," + ok)).find("duplicate rule key"), std::string::npos);
+}
+
+TEST(RulesData, AYieldingRuleGivesWayToTheNonYieldingRulesOfItsFindingsSiteOnesIncluded) {
+  const auto* generic = default_rules().find("generic.cuda_lib_load");
+  ASSERT_NE(generic, nullptr);
+  const auto& sup = generic->suppressed_by;
+  EXPECT_NE(std::find(sup.begin(), sup.end(), "framework.cuda_libraries"), sup.end());
+  EXPECT_EQ(std::find(sup.begin(), sup.end(), "generic.driver_lib_load"), sup.end()) << "yielding rules do not yield to each other";
+  RuleSet set = default_rules();
+  set.add(RuleSet::parse(one_rule(R"J({"key": "site.gpu_oom", "finding": "gpu.oom", "patterns": [{"re": "OUR POOL IS FULL", "src": "our allocator"}]})J"),
+                         "site.json", default_playbook()));
+  const auto& after = set.find("generic.gpu_oom")->suppressed_by;
+  EXPECT_NE(std::find(after.begin(), after.end(), "site.gpu_oom"), after.end());
 }
 
 TEST(RulesData, SiteRulesAddToTheBuiltInOnesAndFire) {

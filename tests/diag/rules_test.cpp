@@ -581,8 +581,6 @@ TEST(Rules, CudaUnavailableIsTheCpuWheelOnlyWhereTheLogShowsOne) {
   expect_only_info(analyze("PyTorch version: 2.1.0+cpu\nIs CUDA available: False\n"));
 }
 
-// torch.cuda.is_available() with its answer after it (the REPL's next line,
-// a print, prose): False is the failure, True or no answer is quiet.
 TEST(Rules, GenericTierSpeaksWhereTheEmitterRulesAreSilent) {
   // A wording no emitter-specific rule knows: the generic tier names the class.
   const Result oom = analyze("[miner] GPU0 assert out of memory: requested 536870912 bytes\n");
@@ -623,6 +621,8 @@ TEST(Rules, NvencLibraryMissingIsAFailureOnlyWhereFfmpegsEncoderAskedForIt) {
   EXPECT_EQ(enc.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
 }
 
+// torch.cuda.is_available() with its answer after it (the REPL's next line,
+// a print, prose): False is the failure, True or no answer is quiet.
 TEST(Rules, IsAvailableFalseIsTheFindingAndTrueStaysQuiet) {
   const Result repl = analyze(">>> import torch\n>>> torch.cuda.is_available()\nFalse\n");
   ASSERT_NE(repl.get("gpu.not_found"), nullptr) << repl.ids();

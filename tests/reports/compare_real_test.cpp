@@ -74,6 +74,34 @@ const Json* verdict_of(const Cmp& c, const std::string& name) {
   return nullptr;
 }
 
+/// "" on an idle machine, else why this one is not: A/A without a worse is
+/// claimed for an idle node; a run-queue longer than the CPUs (other builds,
+/// other tests) slows one run and not the other by far more than any sample
+/// spread covers, which compare then rightly calls worse.
+// The machine's CPU jiffies now (the one /proc/stat parser, host_activity.h).
+std::optional<CpuJiffies> cpu_jiffies() {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  return parse_proc_stat(line);
+}
+
+// An A/A comparison is judged on an idle machine: the CPUs' use over the
+// last second (the load average lags a minute behind a machine that has
+// just gone quiet, and runs ahead of one that has just got busy).
+std::string busy_reason() {
+  const auto a = cpu_jiffies();
+  if (!a) return {};
+  ::usleep(1000 * 1000);
+  const auto b = cpu_jiffies();
+  if (!b || b->total <= a->total) return {};
+  const double used = (b->busy - a->busy) / (b->total - a->total);
+  if (used > 0.25)
+    return "the machine is busy (" + std::to_string(static_cast<int>(used * 100)) +
+           " % of its CPUs in use over the last second): an A/A comparison is judged on an idle one";
+  return {};
+}
+
 class RealIo : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -91,8 +119,6 @@ class RealIo : public ::testing::Test {
   }
   TempDir tmp;
 };
-
-std::string busy_reason();
 
 TEST_F(RealIo, TheSameReadTwiceIsNeverWorse) {
   if (const std::string why = busy_reason(); !why.empty()) GTEST_SKIP() << why;
@@ -133,34 +159,6 @@ TEST_F(RealIo, FewerWorkersPairsIsWorseAndNamesTheSetting) {
   EXPECT_NE(c.text.find("AU -"), std::string::npos) << c.text;
   ASSERT_EQ(c.j["causes"].size(), 1u);
   EXPECT_EQ(c.j["causes"][0]["probe"], "io");
-}
-
-/// "" on an idle machine, else why this one is not: A/A without a worse is
-/// claimed for an idle node; a run-queue longer than the CPUs (other builds,
-/// other tests) slows one run and not the other by far more than any sample
-/// spread covers, which compare then rightly calls worse.
-// The machine's CPU jiffies now (the one /proc/stat parser, host_activity.h).
-std::optional<CpuJiffies> cpu_jiffies() {
-  std::ifstream in("/proc/stat");
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  return parse_proc_stat(line);
-}
-
-// An A/A comparison is judged on an idle machine: the CPUs' use over the
-// last second (the load average lags a minute behind a machine that has
-// just gone quiet, and runs ahead of one that has just got busy).
-std::string busy_reason() {
-  const auto a = cpu_jiffies();
-  if (!a) return {};
-  ::usleep(1000 * 1000);
-  const auto b = cpu_jiffies();
-  if (!b || b->total <= a->total) return {};
-  const double used = (b->busy - a->busy) / (b->total - a->total);
-  if (used > 0.25)
-    return "the machine is busy (" + std::to_string(static_cast<int>(used * 100)) +
-           " % of its CPUs in use over the last second): an A/A comparison is judged on an idle one";
-  return {};
 }
 
 bool have_mpirun() {
