@@ -116,11 +116,17 @@ echo "==> ctest ${ctest_args[*]} ${tiers[*]-}" >&2
 ctest "${ctest_args[@]}" ${tiers[@]+"${tiers[@]}"} || rc=$?
 
 if (( ! sanitize )) && [[ ${NODEPROBE_DIRTY_HOST:-1} != 0 ]]; then
-  # FleetNetns and FleetSlurm are left out: their nodes run under --sysroot fixtures (no host history) and they are the slowest tier.
+  # Left out: FleetNetns and FleetSlurm (their nodes run under --sysroot
+  # fixtures: no host history; the slowest tier) and nodeprobe-allreduce's
+  # own tests (tests/allreduce, RealAllreduce: that program reads none of
+  # what dirty-host.sh changes, neither logs nor /proc/sys nor loadavg, and
+  # the fabric over tcp registers no memory: about half of this pass's time).
+  # accept, which runs nodeprobe-allreduce among its probes, stays in.
   echo "==> dirty host: the integration tier again on a machine with a past (scripts/dirty-host.sh)" >&2
   dirty=0
   "$here/scripts/dirty-host.sh" --check "$build_dir/bin/nodeprobe" -- \
-    ctest "${ctest_args[@]}" -L integration -E '^Fleet(Netns|Slurm)[.]' || dirty=$?
+    ctest "${ctest_args[@]}" -L integration \
+    -E '^(Fleet(Netns|Slurm)[.]|Allreduce[A-Za-z]*[.]|All/EveryCollective[.]|Collectives[.]|RealAllreduce[.])' || dirty=$?
   case $dirty in
     0) ;;
     77) echo "==> dirty host: skipped (see the reason above)" >&2 ;;

@@ -18,9 +18,9 @@ std::size_t LineBlockReader::fill(char* dst, std::size_t cap) { return src_.read
 
 bool LineBlockReader::next(std::string_view* block) {
   if (!stopped_.empty()) return false;
-  if (buf_.empty()) buf_.resize(kBlock + kMaxLine);
+  if (!buf_) buf_.reset(new char[kBuf]);
   if (consumed_ > 0) {
-    std::memmove(buf_.data(), buf_.data() + consumed_, len_ - consumed_);
+    std::memmove(buf_.get(), buf_.get() + consumed_, len_ - consumed_);
     len_ -= consumed_;
     consumed_ = 0;
   }
@@ -33,28 +33,28 @@ bool LineBlockReader::next(std::string_view* block) {
         eof_ = true;
         break;
       }
-      const std::size_t n = fill(buf_.data() + len_, buf_.size() - len_);
+      const std::size_t n = fill(buf_.get() + len_, kBuf - len_);
       if (n == 0) eof_ = true;
       len_ += n;
     }
     if (!skipping_) break;
-    const void* nl = std::memchr(buf_.data(), '\n', len_);
+    const void* nl = std::memchr(buf_.get(), '\n', len_);
     if (!nl) {  // still inside the cut line: drop it all and read on
       len_ = 0;
       if (eof_) break;
       continue;
     }
     const std::size_t keep_from =
-        static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.data()) + 1;
-    std::memmove(buf_.data(), buf_.data() + keep_from, len_ - keep_from);
+        static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.get()) + 1;
+    std::memmove(buf_.get(), buf_.get() + keep_from, len_ - keep_from);
     len_ -= keep_from;
     skipping_ = false;
   }
   if (len_ == 0) return false;
-  const void* last = ::memrchr(buf_.data(), '\n', len_);
+  const void* last = ::memrchr(buf_.get(), '\n', len_);
   std::size_t take;
   if (last) {
-    take = static_cast<std::size_t>(static_cast<const char*>(last) - buf_.data()) + 1;
+    take = static_cast<std::size_t>(static_cast<const char*>(last) - buf_.get()) + 1;
   } else if (eof_) {
     take = len_;  // final line without a newline
   } else {
@@ -64,13 +64,13 @@ bool LineBlockReader::next(std::string_view* block) {
     consumed_ = len_;
     skipping_ = true;
     ++long_lines_;
-    *block = std::string_view(buf_.data(), take);
-    if (head_.size() < kHead) head_.append(buf_.data(), std::min(take, kHead - head_.size()));
+    *block = std::string_view(buf_.get(), take);
+    if (head_.size() < kHead) head_.append(buf_.get(), std::min(take, kHead - head_.size()));
     return true;
   }
   consumed_ = take;
-  *block = std::string_view(buf_.data(), take);
-  if (head_.size() < kHead) head_.append(buf_.data(), std::min(take, kHead - head_.size()));
+  *block = std::string_view(buf_.get(), take);
+  if (head_.size() < kHead) head_.append(buf_.get(), std::min(take, kHead - head_.size()));
   return true;
 }
 

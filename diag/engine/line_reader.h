@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -50,7 +51,10 @@ class LineBlockReader {
   std::size_t fill(char* dst, std::size_t cap);  // decompressed bytes, 0 at end/error
 
   ByteSource src_;
-  std::string buf_;
+  static constexpr std::size_t kBuf = kBlock + kMaxLine;
+  // Not value-initialised: a reader of a one-line text touches one page of
+  // it, not 2 MiB (the catalogue tests make some 40000 readers).
+  std::unique_ptr<char[]> buf_;
   std::size_t len_ = 0;        // valid bytes in buf_
   std::size_t consumed_ = 0;   // bytes of buf_ handed out by the previous next()
   bool eof_ = false;
