@@ -19,12 +19,14 @@ void add_from_signal(SourceResult& r, const std::string& id, const std::string& 
 
 void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& rules) {
   if (opt.efa_expected) r.fired.insert("nccl.efa_intent");  // the instance type says EFA
-  // Rules that need context: raised when it is there, else their fallback.
+  // Rules that need context: raised when it is there and nothing explains
+  // them away, else their fallback.
+  const auto fired = [&](const std::string& k) { return r.fired.count(k) > 0; };
   for (auto& [key, set] : r.pending) {
     const Rule* rule = rules.find(key);
     if (!rule) continue;
-    const bool ok = std::any_of(rule->needs.begin(), rule->needs.end(),
-                                [&](const std::string& k) { return r.fired.count(k) > 0; });
+    const bool ok = (rule->needs.empty() || std::any_of(rule->needs.begin(), rule->needs.end(), fired)) &&
+                    std::none_of(rule->explained_by.begin(), rule->explained_by.end(), fired);
     for (const auto& kv : set.all()) {
       Accum a = kv.second;
       if (!ok) {

@@ -394,7 +394,7 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       ++r.past_events;
     }
     const Evidence evidence{r.name, c.line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
-    FindingSet& into = rule.needs.empty() ? r.findings : r.pending[rule.key];
+    FindingSet& into = rule.needs.empty() && rule.explained_by.empty() ? r.findings : r.pending[rule.key];
     const long before = into.all().count(key) ? into.all().at(key).count : 0;
     into.add(key, severity, evidence, time, facts, &ev);
     if (into.all().at(key).count == before) ++r.duplicates;

@@ -100,7 +100,7 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
   const std::string where = "rule " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
   only_keys(j,
             {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by", "yields_to",
-             "follow_lines", "fold", "event", "event_window_s", "needs", "otherwise_cause", "otherwise_severity",
+             "follow_lines", "fold", "event", "event_window_s", "needs", "explained_by", "otherwise_cause", "otherwise_severity",
              "lookalikes", "note"},
             doc, where);
   Rule r;
@@ -151,10 +151,11 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
     r.event_window_s = v.get<double>();
   }
   r.needs = opt_strings(j, "needs", doc, where);
+  r.explained_by = opt_strings(j, "explained_by", doc, where);
   r.otherwise_cause = opt_string(j, "otherwise_cause", doc, where);
   r.otherwise_severity = opt_severity(j, "otherwise_severity", doc, where);
   if (!r.otherwise_cause.empty()) {
-    if (r.needs.empty()) fail(doc, where + ": otherwise_cause without needs");
+    if (r.needs.empty() && r.explained_by.empty()) fail(doc, where + ": otherwise_cause without needs or explained_by");
     if (r.finding.empty() || !pb.cause(r.finding, r.otherwise_cause))
       fail(doc, where + ": the playbook has no cause '" + r.otherwise_cause + "' for " + r.finding);
   }
@@ -211,6 +212,8 @@ void RuleSet::check_references(const std::string& name) const {
       if (!find(s)) fail(name, "rule " + r.key + ": suppressed_by names unknown rule '" + s + "'");
     for (const auto& s : r.needs)
       if (!find(s)) fail(name, "rule " + r.key + ": needs names unknown rule '" + s + "'");
+    for (const auto& s : r.explained_by)
+      if (!find(s)) fail(name, "rule " + r.key + ": explained_by names unknown rule '" + s + "'");
   }
 }
 

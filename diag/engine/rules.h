@@ -61,6 +61,11 @@ struct Rule {
   /// otherwise it raises `otherwise_cause` at `otherwise_severity`, or
   /// nothing when no otherwise_cause is given.
   std::vector<std::string> needs;
+  /// Context that explains the finding away: when one of these rule keys
+  /// also matched in the same source (a rank's own application error beside
+  /// the peers' lost connections), the rule raises `otherwise_cause` at
+  /// `otherwise_severity` instead, or nothing.
+  std::vector<std::string> explained_by;
   std::string otherwise_cause;
   Severity otherwise_severity = Severity::kUnknown;
   std::vector<std::string> lookalikes;  ///< lines (as emitted) this rule must not fire on; tested

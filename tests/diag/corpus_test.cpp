@@ -145,7 +145,8 @@ TEST(CorpusCoverage, LaterHeldOutSetsUseThreadsNoOtherSampleUses) {
       {"heldout-AB", 22}, {"heldout-AC", 31}, {"heldout-AD", 24}, {"heldout-AE", 9},
       {"heldout-AF", 6},  {"heldout-AG", 5},  {"heldout-AH", 15}, {"heldout-AI", 9},
       {"heldout-AJ", 6},  {"heldout-AK", 7},
-      {"heldout-AL", 14}, {"heldout-AM", 12}};
+      {"heldout-AL", 14}, {"heldout-AM", 12}, {"heldout-AN", 8},  {"heldout-AO", 6},
+      {"heldout-AP", 13}};
   for (const auto& [batch, at_least] : sets) {
     int n = 0;
     for (const auto& s : samples()) {

@@ -621,6 +621,29 @@ TEST(Rules, NvencLibraryMissingIsAFailureOnlyWhereFfmpegsEncoderAskedForIt) {
   EXPECT_EQ(enc.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_libraries_missing");
 }
 
+// A rank that stopped on its own application error (NCCL's caller errors, a
+// kernel's assert) closes its peers' connections: their lost sockets are its
+// exit (info), not the network's fault; without such an error they stay errors.
+TEST(Rules, PeersLostConnectionsAreExplainedByARanksOwnApplicationError) {
+  const std::string lost =
+      "vm1:7389:7453 [0] include/socket.h:421 NCCL WARN Call to recv failed : Broken pipe\n"
+      "vm1:7403:7458 [3] include/socket.h:421 NCCL WARN Call to recv failed : Broken pipe\n";
+  const Result alone = analyze(lost);
+  ASSERT_NE(alone.get("nccl.network_config"), nullptr) << alone.ids();
+  EXPECT_EQ(alone.get("nccl.network_config")->severity, Severity::kError);
+  for (const char* own : {
+           "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, invalid usage, NCCL version 2.7.8\n",
+           "ncclInvalidUsage: This usually reflects invalid usage of NCCL library (such as too many async ops).\n",
+           "RuntimeError: CUDA error: device-side assert triggered\n"}) {
+    const Result r = analyze(std::string(own) + lost);
+    ASSERT_NE(r.get("nccl.network_config"), nullptr) << own << r.ids();
+    EXPECT_EQ(r.get("nccl.network_config")->severity, Severity::kInfo) << own;
+    EXPECT_EQ(r.get("nccl.network_config")->facts.value("cause", std::string()), "peer_closed") << own;
+  }
+  // The signal is a source-wide context, not a finding of its own.
+  EXPECT_EQ(analyze("ncclInvalidUsage: This usually reflects invalid usage of NCCL library\n").findings.size(), 0u);
+}
+
 // torch.cuda.is_available() with its answer after it (the REPL's next line,
 // a print, prose): False is the failure, True or no answer is quiet.
 TEST(Rules, IsAvailableFalseIsTheFindingAndTrueStaysQuiet) {
