@@ -30,8 +30,9 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     for (const auto& kv : set.all()) {
       Accum a = kv.second;
       if (!ok) {
-        if (rule->otherwise_cause.empty() || a.key.id != rule->finding) continue;
-        a.key.cause = rule->otherwise_cause;
+        const bool fallback = !rule->otherwise_cause.empty() || rule->otherwise_severity != Severity::kUnknown;
+        if (!fallback || a.key.id != rule->finding) continue;
+        if (!rule->otherwise_cause.empty()) a.key.cause = rule->otherwise_cause;
         a.severity = rule->otherwise_severity;
       }
       r.findings.merge(a);

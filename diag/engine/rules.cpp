@@ -154,8 +154,10 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
   r.explained_by = opt_strings(j, "explained_by", doc, where);
   r.otherwise_cause = opt_string(j, "otherwise_cause", doc, where);
   r.otherwise_severity = opt_severity(j, "otherwise_severity", doc, where);
+  if ((!r.otherwise_cause.empty() || r.otherwise_severity != Severity::kUnknown) && r.needs.empty() &&
+      r.explained_by.empty())
+    fail(doc, where + ": otherwise_cause/otherwise_severity without needs or explained_by");
   if (!r.otherwise_cause.empty()) {
-    if (r.needs.empty() && r.explained_by.empty()) fail(doc, where + ": otherwise_cause without needs or explained_by");
     if (r.finding.empty() || !pb.cause(r.finding, r.otherwise_cause))
       fail(doc, where + ": the playbook has no cause '" + r.otherwise_cause + "' for " + r.finding);
   }

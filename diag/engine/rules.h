@@ -64,7 +64,8 @@ struct Rule {
   /// Context that explains the finding away: when one of these rule keys
   /// also matched in the same source (a rank's own application error beside
   /// the peers' lost connections), the rule raises `otherwise_cause` at
-  /// `otherwise_severity` instead, or nothing.
+  /// `otherwise_severity` instead (the same cause at that severity when only
+  /// a severity is given), or nothing.
   std::vector<std::string> explained_by;
   std::string otherwise_cause;
   Severity otherwise_severity = Severity::kUnknown;

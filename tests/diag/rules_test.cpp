@@ -640,6 +640,16 @@ TEST(Rules, PeersLostConnectionsAreExplainedByARanksOwnApplicationError) {
     EXPECT_EQ(r.get("nccl.network_config")->severity, Severity::kInfo) << own;
     EXPECT_EQ(r.get("nccl.network_config")->facts.value("cause", std::string()), "peer_closed") << own;
   }
+  // The other ranks' watchdogs then time out waiting for it: the same.
+  const std::string timeout =
+      "[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600060 "
+      "milliseconds before timing out.\n";
+  ASSERT_NE(analyze(timeout).get("nccl.timeout"), nullptr);
+  EXPECT_EQ(analyze(timeout).get("nccl.timeout")->severity, Severity::kError);
+  const Result assert_first = analyze("[rank1]: RuntimeError: CUDA error: device-side assert triggered\n" + timeout);
+  ASSERT_NE(assert_first.get("nccl.timeout"), nullptr) << assert_first.ids();
+  EXPECT_EQ(assert_first.get("nccl.timeout")->severity, Severity::kInfo);
   // The signal is a source-wide context, not a finding of its own.
   EXPECT_EQ(analyze("ncclInvalidUsage: This usually reflects invalid usage of NCCL library\n").findings.size(), 0u);
 }
