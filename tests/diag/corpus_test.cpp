@@ -38,11 +38,11 @@ std::string test_name(const ::testing::TestParamInfo<Sample>& info) {
 
 class Corpus : public ::testing::TestWithParam<Sample> {};
 
-TEST_P(Corpus, Sample) {
-  const Sample& s = GetParam();
+// Judges one sample of the corpus at `dir` (also diag/bench/source_messages).
+void judge(const std::string& dir, const Sample& s) {
   ASSERT_TRUE(s.spec.contains("source") && !s.spec.at("source").get<std::string>().empty())
       << "provenance URL required";
-  const SampleResult r = evaluate(NODEPROBE_DIAG_CORPUS, s);
+  const SampleResult r = evaluate(dir, s);
   ASSERT_TRUE(r.input_errors.empty()) << r.input_errors.front();
   if (!r.known_miss.empty()) {
     ASSERT_FALSE(r.passed()) << "marked known_miss but the rules now get it right: remove the mark";
@@ -56,7 +56,20 @@ TEST_P(Corpus, Sample) {
   for (const auto& f : r.over_max) ADD_FAILURE() << "above max_severity: " << f;
 }
 
+TEST_P(Corpus, Sample) { judge(NODEPROBE_DIAG_CORPUS, GetParam()); }
+
 INSTANTIATE_TEST_SUITE_P(Samples, Corpus, ::testing::ValuesIn(samples()), test_name);
+
+// Failure messages as their source code emits them (diag/bench/source_messages,
+// read from public source by collectors blind to the rules): each line gives
+// its finding, each look-alike stays quiet, or the line is a known_miss with
+// its reason.
+class SourceMessages : public ::testing::TestWithParam<Sample> {};
+
+TEST_P(SourceMessages, Line) { judge(NODEPROBE_SOURCE_MESSAGES, GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Emitted, SourceMessages, ::testing::ValuesIn(load_manifest(NODEPROBE_SOURCE_MESSAGES)),
+                         test_name);
 
 TEST(CorpusCoverage, AtLeastSixtyFailureSamplesCoveringEveryIdAndHealthyLogs) {
   int failures = 0, healthy = 0;
