@@ -27,11 +27,12 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     if (!rule) continue;
     const bool ok = (rule->needs.empty() || std::any_of(rule->needs.begin(), rule->needs.end(), fired)) &&
                     std::none_of(rule->explained_by.begin(), rule->explained_by.end(), fired);
+    const bool fallback = !rule->otherwise_cause.empty() || rule->otherwise_severity != Severity::kUnknown;
+    if (!ok && !fallback) continue;
     for (const auto& kv : set.all()) {
       Accum a = kv.second;
       if (!ok) {
-        const bool fallback = !rule->otherwise_cause.empty() || rule->otherwise_severity != Severity::kUnknown;
-        if (!fallback || a.key.id != rule->finding) continue;
+        if (a.key.id != rule->finding) continue;
         if (!rule->otherwise_cause.empty()) a.key.cause = rule->otherwise_cause;
         a.severity = rule->otherwise_severity;
       }

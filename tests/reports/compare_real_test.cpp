@@ -7,7 +7,6 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <regex>
@@ -77,23 +76,14 @@ const Json* verdict_of(const Cmp& c, const std::string& name) {
 /// "" on an idle machine, else why this one is not: A/A without a worse is
 /// claimed for an idle node; a run-queue longer than the CPUs (other builds,
 /// other tests) slows one run and not the other by far more than any sample
-/// spread covers, which compare then rightly calls worse.
-// The machine's CPU jiffies now (the one /proc/stat parser, host_activity.h).
-std::optional<CpuJiffies> cpu_jiffies() {
-  std::ifstream in("/proc/stat");
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  return parse_proc_stat(line);
-}
-
-// An A/A comparison is judged on an idle machine: the CPUs' use over the
-// last second (the load average lags a minute behind a machine that has
-// just gone quiet, and runs ahead of one that has just got busy).
+/// spread covers, which compare then rightly calls worse. Judged from the
+/// CPUs' use over the last second (the load average lags a minute behind a
+/// machine that has just gone quiet, and runs ahead of one just got busy).
 std::string busy_reason() {
-  const auto a = cpu_jiffies();
+  const auto a = read_proc_stat();
   if (!a) return {};
   ::usleep(1000 * 1000);
-  const auto b = cpu_jiffies();
+  const auto b = read_proc_stat();
   if (!b || b->total <= a->total) return {};
   const double used = (b->busy - a->busy) / (b->total - a->total);
   if (used > 0.25)

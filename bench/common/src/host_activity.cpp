@@ -24,13 +24,6 @@ double own_cpu_s() {
   return s;
 }
 
-std::optional<CpuJiffies> read_proc_stat() {
-  std::ifstream in("/proc/stat");
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  return parse_proc_stat(line);
-}
-
 // Ranks of one job that share this node (Open MPI, PMIx, Slurm).
 bool several_local_ranks() {
   for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"})
@@ -39,6 +32,13 @@ bool several_local_ranks() {
 }
 
 }  // namespace
+
+std::optional<CpuJiffies> read_proc_stat() {
+  std::ifstream in("/proc/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return parse_proc_stat(line);
+}
 
 std::optional<CpuJiffies> parse_proc_stat(const std::string& text) {
   std::istringstream in(text);

@@ -19,6 +19,8 @@ struct CpuJiffies {
 };
 /// Parses /proc/stat text; nullopt when its first line is not "cpu ...".
 std::optional<CpuJiffies> parse_proc_stat(const std::string& text);
+/// The machine's CPU jiffies now; nullopt where /proc/stat is unreadable.
+std::optional<CpuJiffies> read_proc_stat();
 
 /// The activity between two readings; nullopt when the interval is empty or
 /// the readings make no sense (a counter went backwards).
