@@ -15,6 +15,35 @@ void add_from_signal(SourceResult& r, const std::string& id, const std::string& 
   r.findings.add({id, cause, ""}, sev, s.first, std::nullopt, facts);
 }
 
+// The folds of the rule data (rules.json "folds"): judged on the findings
+// as the rules and the resolvers above left them, applied in order.
+void apply_folds(FindingSet& findings, const std::vector<Fold>& folds) {
+  if (folds.empty() || findings.empty()) return;
+  std::vector<std::pair<std::string, std::string>> present;
+  for (const auto& kv : findings.all()) present.emplace_back(kv.first.id, kv.first.cause);
+  std::vector<const Fold*> due;
+  for (const auto& f : folds) {
+    const auto folded = [&](const std::pair<std::string, std::string>& p) { return f.finding.matches(p.first, p.second); };
+    if (std::none_of(present.begin(), present.end(), folded)) continue;
+    const bool explained = std::any_of(f.when.begin(), f.when.end(), [&](const FindingRef& w) {
+      return std::any_of(present.begin(), present.end(),
+                         [&](const auto& p) { return w.matches(p.first, p.second) && !folded(p); });
+    });
+    if (explained) due.push_back(&f);
+  }
+  for (const Fold* f : due) {
+    std::set<std::string> causes;
+    for (const auto& kv : findings.all())
+      if (f->finding.matches(kv.first.id, kv.first.cause)) causes.insert(kv.first.cause);
+    for (const auto& c : causes) {
+      if (f->drop)
+        findings.erase_cause(f->finding.id, c);
+      else if (f->into.id != f->finding.id || f->into.cause != c)
+        findings.rekey(f->finding.id, c, f->into.id, f->into.cause);
+    }
+  }
+}
+
 }  // namespace
 
 void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& rules) {
@@ -62,18 +91,6 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     r.findings.rekey("selinux.avc", "", "selinux.avc",
                      has_signal(r, "selinux.mode_permissive") ? "permissive" : "enforcing");
 
-  // A program's own "no GPU found" (the generic tier) is what a driver, CUDA
-  // version or kernel-module finding of the same log explains.
-  if (r.findings.has("gpu.not_found", "no_gpu_found") &&
-      (r.findings.has("gpu.cuda_driver_insufficient") || r.findings.has("gpu.driver_kernel_mismatch")))
-    r.findings.erase_cause("gpu.not_found", "no_gpu_found");
-
-  // A SIGKILL'ed rank is the OOM killer's work; the kernel's own line says more.
-  if (r.findings.has("host.oom", "killed_signal") &&
-      (r.findings.has("host.oom", "") || r.findings.has("host.oom", "cgroup") || r.findings.has("host.oom", "slurm") ||
-       r.findings.has("host.oom", "oomd") || r.findings.has("host.oom", "userspace_monitor")))
-    r.findings.erase_cause("host.oom", "killed_signal");
-
   // NCCL transport: "NET/IB : No device found" followed by sockets is normal
   // on a TCP-only node and a failure where EFA/IB was expected. Sockets the
   // user chose (NCCL_NET=Socket) are no fallback at all.
@@ -112,29 +129,6 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   if (has_signal(r, "nccl.ofi_tcp") && (expected || has_signal(r, "efa.aws_stack")) && !tcp_meant && !ofi_ok)
     add_from_signal(r, "efa.fallback_tcp", "ofi_tcp", Severity::kUnknown, "nccl.ofi_tcp",
                     r.signals.at("nccl.ofi_tcp").facts);
-
-  // A "Too many open files" root cause behind a shared-memory error.
-  if (r.findings.has("limits.nofile") && (r.findings.has("nccl.shm") || r.findings.has("limits.shm"))) {
-    r.findings.rekey("nccl.shm", "", "limits.nofile", "shm_from_nofile");
-    r.findings.rekey("limits.shm", "dataloader", "limits.nofile", "shm_from_nofile");
-    r.findings.rekey("limits.nofile", "", "limits.nofile", "shm_from_nofile");
-  }
-
-  // "No NVIDIA GPU probed" next to "probe routine was not called": nouveau holds the GPUs.
-  if (r.findings.has("gpu.not_found", "nouveau_conflict"))
-    r.findings.rekey("gpu.not_found", "no_device", "gpu.not_found", "nouveau_conflict");
-
-  // Sockets closed by peers follow a rank's failure: with that failure in the
-  // same log they are its consequence, not a network problem.
-  if (r.findings.has("nccl.network_config", "peer_closed") &&
-      (r.findings.has("nccl.shm") || r.findings.has("host.oom") || r.findings.has("gpu.oom") ||
-       r.findings.has("gpu.xid") || r.findings.has("limits.nofile") || r.findings.has("limits.memlock") ||
-       r.findings.has("limits.shm") || r.findings.has("efa.mr_registration") || r.findings.has("efa.missing")))
-    r.findings.rekey("nccl.network_config", "peer_closed", "nccl.network_config", "secondary");
-
-  // "CUDA driver version is insufficient" with no driver at all is the missing driver.
-  if (r.findings.has("gpu.cuda_driver_insufficient", "") && r.findings.has("gpu.not_found", "no_driver"))
-    r.findings.rekey("gpu.cuda_driver_insufficient", "", "gpu.cuda_driver_insufficient", "no_driver");
 
   // The NVML library version printed after a mismatch belongs to it.
   if (has_signal(r, "nvml.lib_version")) {
@@ -181,6 +175,8 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     r.findings.rekey("gpu.fabric_manager", "not_running", "gpu.fabric_manager", "not_needed");
     r.findings.rekey("gpu.fabric_manager", "training_failed", "gpu.fabric_manager", "not_needed");
   }
+
+  apply_folds(r.findings, rules.folds());
 }
 
 }  // namespace nodeprobe::diag

@@ -165,6 +165,43 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
   return r;
 }
 
+FindingRef parse_ref(const std::string& s, bool allow_any, const Playbook& pb, const std::string& doc,
+                     const std::string& where) {
+  FindingRef r;
+  const auto slash = s.find('/');
+  r.id = s.substr(0, slash);
+  r.any_cause = slash == std::string::npos;
+  if (!r.any_cause) r.cause = s.substr(slash + 1);
+  if (!find_finding_kind(r.id)) fail(doc, where + ": unknown finding id '" + r.id + "'");
+  if (r.any_cause && !allow_any) fail(doc, where + ": '" + s + "' must name a cause (\"id/cause\", or \"id/\" for the default)");
+  if (!r.cause.empty() && !pb.cause(r.id, r.cause))
+    fail(doc, where + ": the playbook has no cause '" + r.cause + "' for " + r.id);
+  return r;
+}
+
+Fold parse_fold(const json& j, const std::string& doc, const Playbook& pb) {
+  const std::string where = "fold " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+  only_keys(j, {"key", "finding", "when", "into", "why"}, doc, where);
+  Fold f;
+  f.key = opt_string(j, "key", doc, where);
+  if (!good_key(f.key)) fail(doc, where + ": key must be lower_snake words joined by dots");
+  const std::string finding = opt_string(j, "finding", doc, where);
+  if (finding.empty()) fail(doc, where + ": 'finding' is required");
+  f.finding = parse_ref(finding, true, pb, doc, where + ".finding");
+  for (const auto& w : opt_strings(j, "when", doc, where)) f.when.push_back(parse_ref(w, true, pb, doc, where + ".when"));
+  if (f.when.empty()) fail(doc, where + ": 'when' must name at least one finding");
+  const std::string into = opt_string(j, "into", doc, where);
+  if (!into.empty()) {
+    f.drop = false;
+    f.into = parse_ref(into, false, pb, doc, where + ".into");
+    if (!f.finding.any_cause && f.into.id == f.finding.id && f.into.cause == f.finding.cause)
+      fail(doc, where + ": 'into' is the finding itself");
+  }
+  f.why = opt_string(j, "why", doc, where);
+  if (f.why.empty()) fail(doc, where + ": 'why' is required (the reasoning, for readers of the data)");
+  return f;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_judges() {
@@ -180,7 +217,7 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
   } catch (const json::parse_error& e) {
     fail(name, std::string("not valid JSON: ") + e.what());
   }
-  only_keys(root, {"schema", "description", "rules"}, name, "the document");
+  only_keys(root, {"schema", "description", "rules", "folds"}, name, "the document");
   if (root.value("schema", "") != "nodeprobe.rules/1") fail(name, "schema must be nodeprobe.rules/1");
   if (!root.contains("rules") || !root.at("rules").is_array()) fail(name, "'rules' must be an array");
   RuleSet set;
@@ -190,6 +227,16 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
     r.origin = name;
     if (!keys.insert(r.key).second) fail(name, "duplicate rule key '" + r.key + "'");
     set.rules_.push_back(std::move(r));
+  }
+  if (root.contains("folds")) {
+    if (!root.at("folds").is_array()) fail(name, "'folds' must be an array");
+    std::set<std::string> fold_keys;
+    for (const auto& j : root.at("folds")) {
+      Fold f = parse_fold(j, name, pb);
+      f.origin = name;
+      if (!fold_keys.insert(f.key).second) fail(name, "duplicate fold key '" + f.key + "'");
+      set.folds_.push_back(std::move(f));
+    }
   }
   set.check_references(name);
   set.expand_yields();
@@ -223,6 +270,11 @@ void RuleSet::add(const RuleSet& site) {
   for (const auto& r : site.rules_) {
     if (find(r.key)) throw RulesError(r.origin + ": rule key '" + r.key + "' is already defined (" + find(r.key)->origin + ")");
     rules_.push_back(r);
+  }
+  for (const auto& f : site.folds_) {
+    for (const auto& o : folds_)
+      if (o.key == f.key) throw RulesError(f.origin + ": fold key '" + f.key + "' is already defined (" + o.origin + ")");
+    folds_.push_back(f);
   }
   check_references(site.rules_.empty() ? std::string("rules") : site.rules_.front().origin);
   expand_yields();

@@ -73,25 +73,53 @@ struct Rule {
   std::string origin;                 ///< "built-in" or the site file it came from
 };
 
+/// A finding by id and cause, as folds name it: "id" is every cause of the
+/// id, "id/cause" one cause and "id/" the entry's default cause.
+struct FindingRef {
+  std::string id;
+  std::string cause;
+  bool any_cause = false;
+  bool matches(const std::string& i, const std::string& c) const { return id == i && (any_cause || cause == c); }
+};
+
+/// A finding that another finding of the same source explains: folded into
+/// the cause that names the root (`into`), or dropped (no `into`). Every
+/// fold is judged on the findings the source raised before any fold is
+/// applied; they are applied in order. A `when` entry never matches the
+/// folded finding itself ("host.oom" beside "host.oom/killed_signal" means
+/// any other host.oom cause).
+struct Fold {
+  std::string key;
+  FindingRef finding;
+  std::vector<FindingRef> when;  ///< any one present folds `finding`
+  bool drop = true;              ///< no `into`: the finding is dropped
+  FindingRef into;
+  std::string why;               ///< the reasoning, for readers of the data
+  std::string origin;
+};
+
 /// The validated rules, in a stable order.
 class RuleSet {
  public:
-  /// Parses and validates one rules document (schema nodeprobe.rules/1)
-  /// against the playbook (finding ids, causes). `name` names the document
+  /// Parses and validates one rules document (schema nodeprobe.rules/1:
+  /// `rules`, and optional `folds`) against the playbook (finding ids, causes). `name` names the document
   /// in errors. Throws RulesError with a one-line reason.
   static RuleSet parse(const std::string& json_text, const std::string& name, const Playbook& pb);
 
-  /// Adds a site's rules after these; a key already present is an error.
+  /// Adds a site's rules and folds after these; a key already present is an error.
   void add(const RuleSet& site);
 
   const std::vector<Rule>& rules() const { return rules_; }
   const Rule* find(const std::string& key) const;
   std::size_t pattern_count() const;
+  /// Finding-level folds, built-in first, then a site's.
+  const std::vector<Fold>& folds() const { return folds_; }
 
  private:
   void check_references(const std::string& name) const;
   void expand_yields();
   std::vector<Rule> rules_;
+  std::vector<Fold> folds_;
 };
 
 /// The rules built into this binary (validated on first use against the

@@ -460,6 +460,50 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "explained_by": ["z.z"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("explained_by names unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "otherwise_cause": "other", "patterns": [{"re": "abc", "src": "s"}]})J")).find("otherwise_cause/otherwise_severity without needs or explained_by"), std::string::npos);
   EXPECT_NE(err(one_rule(ok + "," + ok)).find("duplicate rule key"), std::string::npos);
+  // Folds: finding references, a cause for `into`, the reasoning, unique keys.
+  auto one_fold = [&](const std::string& body) {
+    return R"J({"schema": "nodeprobe.rules/1", "rules": [], "folds": [)J" + body + "]}";
+  };
+  const std::string fold_ok = R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"], "why": "ours"})J";
+  EXPECT_EQ(err(one_fold(fold_ok)), "");
+  EXPECT_NE(err(one_fold(fold_ok + "," + fold_ok)).find("duplicate fold key 'site.f'"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.nope", "when": ["host.oom"], "why": "w"})J")).find("fold site.f.finding: unknown finding id 'gpu.nope'"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom/nope"], "why": "w"})J")).find("no cause 'nope' for host.oom"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": [], "why": "w"})J")).find("'when' must name at least one finding"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"], "into": "host.oom", "why": "w"})J")).find("must name a cause"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "host.oom/", "when": ["gpu.oom"], "into": "host.oom/", "why": "w"})J")).find("'into' is the finding itself"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"]})J")).find("'why' is required"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"], "why": "w", "then": "x"})J")).find("unknown key 'then' in fold site.f"), std::string::npos);
+}
+
+TEST(RulesData, FoldsFoldAFindingIntoTheRootCauseTheSameLogShowsSiteOnesIncluded) {
+  AnalysisOptions opt;
+  opt.time.now = 1764432000;
+  const std::string log =
+      "Nov 29 10:00:01 node kernel: Out of memory: Killed process 4242 (python) total-vm:9000000kB, anon-rss:8000000kB\n"
+      "torchrun: Signal 9 (SIGKILL) received by PID 4242\n"
+      "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\n";
+  auto analyze = [&](const RuleSet& set) {
+    RuleEngine e(default_playbook(), set);
+    LineBlockReader reader(log, "t");
+    return e.analyze(reader, "t", opt);
+  };
+  // Built in: the SIGKILL is the kernel OOM killer's, named once.
+  const SourceResult built_in = analyze(default_rules());
+  EXPECT_TRUE(built_in.findings.has("host.oom", ""));
+  EXPECT_FALSE(built_in.findings.has("host.oom", "killed_signal"));
+  EXPECT_TRUE(built_in.findings.has("gpu.oom"));
+  // A site that reads a GPU OOM beside the host's as the host's.
+  RuleSet set = default_rules();
+  const std::string site = R"J({"schema": "nodeprobe.rules/1", "rules": [], "folds": [
+      {"key": "site.gpu_oom_is_host", "finding": "gpu.oom", "when": ["host.oom/"], "into": "host.oom/host_memory",
+       "why": "our jobs stage through pinned host memory"}]})J";
+  set.add(RuleSet::parse(site, "site.json", default_playbook()));
+  EXPECT_THROW(set.add(RuleSet::parse(site, "again.json", default_playbook())), RulesError);  // same fold key twice
+  const SourceResult folded = analyze(set);
+  EXPECT_FALSE(folded.findings.has("gpu.oom"));
+  EXPECT_TRUE(folded.findings.has("host.oom", "host_memory"));
+  EXPECT_TRUE(folded.findings.has("host.oom", ""));
 }
 
 TEST(RulesData, AYieldingRuleGivesWayToTheNonYieldingRulesOfItsFindingsSiteOnesIncluded) {
