@@ -202,6 +202,23 @@ Fold parse_fold(const json& j, const std::string& doc, const Playbook& pb) {
   return f;
 }
 
+// One keyed list of a rules document (rules[], folds[]): each item parsed,
+// its origin set, its key unique in the document.
+template <typename T, typename Parse>
+std::vector<T> parse_keyed(const json& root, const char* list, const char* what, const std::string& doc, Parse parse) {
+  std::vector<T> out;
+  if (!root.contains(list)) return out;
+  if (!root.at(list).is_array()) fail(doc, std::string("'") + list + "' must be an array");
+  std::set<std::string> keys;
+  for (const auto& j : root.at(list)) {
+    T item = parse(j);
+    item.origin = doc;
+    if (!keys.insert(item.key).second) fail(doc, std::string("duplicate ") + what + " key '" + item.key + "'");
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& known_judges() {
@@ -219,25 +236,10 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
   }
   only_keys(root, {"schema", "description", "rules", "folds"}, name, "the document");
   if (root.value("schema", "") != "nodeprobe.rules/1") fail(name, "schema must be nodeprobe.rules/1");
-  if (!root.contains("rules") || !root.at("rules").is_array()) fail(name, "'rules' must be an array");
+  if (!root.contains("rules")) fail(name, "'rules' must be an array");
   RuleSet set;
-  std::set<std::string> keys;
-  for (const auto& j : root.at("rules")) {
-    Rule r = parse_rule(j, name, pb);
-    r.origin = name;
-    if (!keys.insert(r.key).second) fail(name, "duplicate rule key '" + r.key + "'");
-    set.rules_.push_back(std::move(r));
-  }
-  if (root.contains("folds")) {
-    if (!root.at("folds").is_array()) fail(name, "'folds' must be an array");
-    std::set<std::string> fold_keys;
-    for (const auto& j : root.at("folds")) {
-      Fold f = parse_fold(j, name, pb);
-      f.origin = name;
-      if (!fold_keys.insert(f.key).second) fail(name, "duplicate fold key '" + f.key + "'");
-      set.folds_.push_back(std::move(f));
-    }
-  }
+  set.rules_ = parse_keyed<Rule>(root, "rules", "rule", name, [&](const json& j) { return parse_rule(j, name, pb); });
+  set.folds_ = parse_keyed<Fold>(root, "folds", "fold", name, [&](const json& j) { return parse_fold(j, name, pb); });
   set.check_references(name);
   set.expand_yields();
   return set;
