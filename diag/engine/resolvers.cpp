@@ -117,8 +117,10 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   // fi_getinfo/fi_info found no EFA provider on a node that has or wants EFA
   // (the instance type, the user's own fi_info -p efa, the EFA provider's log
   // lines about its devices): the devices are not usable there.
-  if (has_signal(r, "efa.absent") && expected && !r.findings.has("efa.missing"))
-    add_from_signal(r, "efa.missing", "", Severity::kUnknown, "efa.absent");
+  // Without that sign it is what every node without EFA prints: named, as
+  // info, like the plugin's own "no provider" above.
+  if (has_signal(r, "efa.absent") && !r.findings.has("efa.missing"))
+    add_from_signal(r, "efa.missing", expected ? "" : "no_provider", Severity::kUnknown, "efa.absent");
   // aws-ofi-nccl picked a TCP provider where EFA was expected, or where the
   // job runs the EFA software stack (installer paths, an AWS-branch plugin, an
   // instance type whose interconnect is EFA: signal efa.aws_stack).
