@@ -36,6 +36,8 @@ void lspci_links(const std::vector<Line>& lines, SourceResult& r);
 void sysctl_values(const std::vector<Line>& lines, SourceResult& r);
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r);
 void proc_limits(const std::vector<Line>& lines, SourceResult& r);
+/// pam_limits' limits.conf lines (nofile, nproc, memlock).
+void limit_settings(const std::vector<Line>& lines, SourceResult& r);
 void mounts(const std::vector<Line>& lines, SourceResult& r);
 void softnet(const std::vector<Line>& lines, SourceResult& r);
 void fi_info(const std::vector<Line>& lines, SourceResult& r);

@@ -144,14 +144,16 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
                     has("Clocks Event Reasons") || has("Clocks Throttle Reasons") || has("GPU Link Info");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit") || has("Max locked memory") || has("Max open files") || has("Max processes"),
+             limit_conf = has(" nofile") || has("\tnofile") || has(" memlock") || has("\tmemlock") || has(" nproc") ||
+                          has("\tnproc"),
              mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
-  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || mnt || fi || ver || facts || soft)) return;
+  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || limit_conf || mnt || fi || ver || facts || soft)) return;
   // Wrappers off only where a table, listing or -q output may be read: the
   // generic markers (a "/dev/" path, " = ", a small file) are everywhere and
   // their parsers read whole words.
-  const std::vector<Line> lines = split_lines(doc, smi || smiq || smil || lspci || ulimit || limits || fi || ver || facts);
+  const std::vector<Line> lines = split_lines(doc, smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts);
   if (smi) nvidia_smi_table(lines, r);
   if (smiq) nvidia_smi_query(lines, r);
   if (smil) nvidia_smi_list(lines, r);
@@ -159,6 +161,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (sysctl) sysctl_values(lines, r);
   if (ulimit) ulimit_values(lines, r);
   if (limits) proc_limits(lines, r);
+  if (limit_conf) limit_settings(lines, r);
   if (mnt) mounts(lines, r);
   if (soft) softnet(lines, r);
   if (fi) fi_info(lines, r);

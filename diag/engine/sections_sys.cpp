@@ -150,6 +150,24 @@ void ulimit_values(const std::vector<Line>& lines, SourceResult& r) {
   }
 }
 
+// Limits as configured rather than as a process has them: pam_limits'
+// /etc/security/limits.conf and limits.d lines ("<domain> <type> <item>
+// <value>", memlock in KiB; -1, unlimited and infinity are no limit). A hard
+// limit below the recommendation caps the soft one too. (systemd's
+// LimitNOFILE= is left alone: `systemctl show` prints every unit's default,
+// and programs raise their soft limit to it themselves.)
+void limit_settings(const std::vector<Line>& lines, SourceResult& r) {
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (t.empty() || t[0] == '#') continue;
+    const auto w = words(t);
+    if (w.size() != 4 || !(w[1] == "soft" || w[1] == "hard" || w[1] == "-")) continue;
+    const std::string_view value = w[3] == "-1" ? std::string_view("unlimited") : std::string_view(w[3]);
+    if (w[2] == "nofile" || w[2] == "nproc") judge_limit(r, l, std::string(w[2]), value, 1);
+    else if (w[2] == "memlock") judge_limit(r, l, "memlock", value, 1024);
+  }
+}
+
 void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
   long long sigpending = -1;  // "Max pending signals  N  N  signals" of the same table
   for (const auto& l : lines) {

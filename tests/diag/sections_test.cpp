@@ -155,6 +155,20 @@ TEST(Sections, SysctlLimitsAndMounts) {
        false},
   };
   for (const auto& [text, flagged] : nproc_cases) EXPECT_EQ(parse(text).findings.has("limits.nproc"), flagged) << text;
+  // pam_limits' limits.conf: the configured values (memlock in KiB), comments skipped.
+  const std::pair<const char*, const char*> conf_cases[] = {
+      {"# <domain> <type> <item> <value>\n#*               soft    nofile          1024\n*  soft  nofile  1048576\n* hard nofile 1048576\n", ""},
+      {"*               hard    nofile          100\n", "limits.nofile"},
+      {"@gpu\t-\tmemlock\t64\n", "limits.memlock"},
+      {"* soft memlock unlimited\n* hard memlock -1\nroot soft nproc infinity\n", ""},
+      {"slurm soft nproc 4096\n", "limits.nproc"},
+      {"# nofile - max number of open file descriptors\n", ""},
+  };
+  for (const auto& [text, id] : conf_cases) {
+    const SourceResult c = parse(text);
+    if (*id == 0) EXPECT_TRUE(c.findings.empty()) << text;
+    else EXPECT_TRUE(c.findings.has(id)) << text;
+  }
   r = parse("/dev/nvme1n1 on /data type xfs (rw,noatime,nodiratime,attr2)\n/dev/nvme2n1 on /scratch type ext4 (rw,relatime)\n");
   ASSERT_TRUE(r.findings.has("storage.mount_options"));
   EXPECT_EQ(r.findings.all().begin()->second.facts.at("mountpoint"), "/scratch");
