@@ -36,7 +36,7 @@ void apply_folds(FindingSet& findings, const std::vector<Fold>& folds) {
     for (const auto& kv : findings.all())
       if (f->finding.matches(kv.first.id, kv.first.cause)) causes.insert(kv.first.cause);
     for (const auto& c : causes) {
-      if (f->drop)
+      if (f->into.id.empty())
         findings.erase_cause(f->finding.id, c);
       else if (f->into.id != f->finding.id || f->into.cause != c)
         findings.rekey(f->finding.id, c, f->into.id, f->into.cause);

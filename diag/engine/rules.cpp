@@ -192,7 +192,6 @@ Fold parse_fold(const json& j, const std::string& doc, const Playbook& pb) {
   if (f.when.empty()) fail(doc, where + ": 'when' must name at least one finding");
   const std::string into = opt_string(j, "into", doc, where);
   if (!into.empty()) {
-    f.drop = false;
     f.into = parse_ref(into, false, pb, doc, where + ".into");
     if (!f.finding.any_cause && f.into.id == f.finding.id && f.into.cause == f.finding.cause)
       fail(doc, where + ": 'into' is the finding itself");

@@ -92,8 +92,7 @@ struct Fold {
   std::string key;
   FindingRef finding;
   std::vector<FindingRef> when;  ///< any one present folds `finding`
-  bool drop = true;              ///< no `into`: the finding is dropped
-  FindingRef into;
+  FindingRef into;               ///< empty id: the finding is dropped
   std::string why;               ///< the reasoning, for readers of the data
   std::string origin;
 };

@@ -124,6 +124,12 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
     }
   }
   auto has = [&](std::string_view m) { return doc.find(m) != std::string_view::npos; };
+  // A limits.conf item: the word after a blank (one pass over the document per item).
+  auto has_item = [&](std::string_view item) {
+    for (std::size_t p = doc.find(item); p != std::string_view::npos; p = doc.find(item, p + 1))
+      if (p > 0 && (doc[p - 1] == ' ' || doc[p - 1] == '\t')) return true;
+    return false;
+  };
   if (has("nodeprobe.report/")) {
     nodeprobe_report(doc, r);
     return;  // a report is JSON: nothing else to parse
@@ -144,8 +150,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
                     has("Clocks Event Reasons") || has("Clocks Throttle Reasons") || has("GPU Link Info");
   const bool lspci = has("LnkSta:"), sysctl = has(" = "), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit") || has("Max locked memory") || has("Max open files") || has("Max processes"),
-             limit_conf = has(" nofile") || has("\tnofile") || has(" memlock") || has("\tmemlock") || has(" nproc") ||
-                          has("\tnproc"),
+             limit_conf = has_item("nofile") || has_item("memlock") || has_item("nproc"),
              mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
