@@ -6,9 +6,9 @@
 # directions. mpirun starts ranks inside the hosts through the launcher agent
 # (scripts/netns-agent) instead of ssh.
 #
-#   netns-cluster.sh up N [--rate 1gbit] [--mtu 9001] [--id K] [--data-net] [--owner-pid PID]
+#   netns-cluster.sh up N [--rate 1gbit] [--burst 1mbit] [--mtu 9001] [--id K] [--data-net] [--owner-pid PID]
 #                         [--host-rate I:RATE]... [--pair-rate I-J:RATE]... [--host-ulimit I:nofile=N]...
-#   netns-cluster.sh shape [--id K] [--rate R] [--host-rate I:RATE]... [--pair-rate I-J:RATE]...
+#   netns-cluster.sh shape [--id K] [--rate R] [--burst B] [--host-rate I:RATE]... [--pair-rate I-J:RATE]...
 #   netns-cluster.sh down [--id K]
 #   netns-cluster.sh hosts [--id K]          comma-separated host IPs for mpirun -H
 #   netns-cluster.sh mpirun-args [--id K]    the mpirun flags that route through the cluster
@@ -17,7 +17,13 @@
 #
 # Host i (1-based) is namespace np<K>h<i>, hostname np<K>-h<i>. --rate shapes
 # each host's link in both directions with tbf; --mtu defaults to 9001 as
-# within an AWS VPC. --host-rate gives host I its own rate (one slow NIC);
+# within an AWS VPC. --burst is tbf's bucket (default 1mbit, 125 KB: 1 ms
+# at 1 Gbit/s): a link idle for that long passes that much at the veth's
+# speed, so back-to-back small messages are measured partly above the rate,
+# by how much the sizes before them left in the bucket; a burst of a few
+# MTUs (20k at --mtu 9001) behaves like a wire (tbf splits larger GSO
+# packets itself; --host-rate and --pair-rate shape with htb, whose classes
+# keep a 128k burst). --host-rate gives host I its own rate (one slow NIC);
 # --pair-rate slows only the traffic between hosts I and J (one bad link):
 # both make every eth0 an htb with a class per destination (egress, in the
 # host) and per source (ingress, the bridge side). `shape` replaces the
@@ -37,6 +43,7 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 state_root=${NODEPROBE_NETNS_STATE:-/run/nodeprobe-netns}
 rate=""
+burst=""
 mtu=9001
 data_net=0
 host_rates=()
@@ -56,6 +63,7 @@ while [[ $# -gt 0 ]]; do
   fi
   case "$1" in
     --rate) rate=${2:?--rate needs a value}; shift ;;
+    --burst) burst=${2:?--burst needs a value}; shift ;;
     --mtu) mtu=${2:?--mtu needs a value}; shift ;;
     --data-net) data_net=1 ;;
     --host-rate) host_rates+=("${2:?--host-rate needs I:RATE}"); shift ;;
@@ -68,6 +76,15 @@ done
 [[ $mtu =~ ^[0-9]+$ && $mtu -ge 576 && $mtu -le 65535 ]] || die "--mtu must be 576..65535"
 rate_re='^[0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps)$'
 [[ -z $rate || $rate =~ $rate_re ]] || die "--rate must look like 1gbit, 500mbit (tc units)"
+if [[ -n $burst ]]; then
+  [[ $burst =~ ^([0-9]+)(b|k|kb|m|mb|kbit|mbit)?$ ]] || die "--burst must look like 20k, 1mbit (tc units)"
+  burst_bytes=${BASH_REMATCH[1]}
+  case ${BASH_REMATCH[2]} in
+    k|kb) burst_bytes=$((burst_bytes * 1024)) ;; m|mb) burst_bytes=$((burst_bytes * 1048576)) ;;
+    kbit) burst_bytes=$((burst_bytes * 125)) ;; mbit) burst_bytes=$((burst_bytes * 125000)) ;;
+  esac
+  [[ $burst_bytes -ge $((mtu + 64)) ]] || die "--burst $burst is smaller than a packet (--mtu $mtu): nothing would pass"
+fi
 for hr in "${host_rates[@]}"; do
   [[ $hr =~ ^([0-9]+):(.+)$ && ${BASH_REMATCH[2]} =~ $rate_re ]] || die "--host-rate must look like 3:50mbit"
 done
@@ -99,8 +116,8 @@ need_root() {
 shape() {
   local ns=$1 dev=$2 run=()
   [[ -n $ns ]] && run=(ip netns exec "$ns")
-  # burst: >= 2 ms at the rate, at least 64 KiB, so GSO packets pass.
-  "${run[@]}" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 1mbit latency 20ms
+  # burst: --burst, else 1 ms at 1 Gbit/s (the header says what it changes).
+  "${run[@]}" tc qdisc replace dev "$dev" root tbf rate "$rate" burst "${burst:-1mbit}" latency 20ms
 }
 
 # The rate of host I: its --host-rate, else --rate, else unshaped (10gbit).
@@ -146,6 +163,7 @@ apply_shaping() {
     fi
   done
   { echo "rate ${rate:-unshaped}"
+    [[ -n $burst ]] && echo "burst $burst"
     for i in "${host_rates[@]}"; do echo "host-rate $i"; done
     for i in "${pair_rates[@]}"; do echo "pair-rate $i"; done
   } > "$dir/shaping"

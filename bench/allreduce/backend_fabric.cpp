@@ -66,7 +66,8 @@ class FabricBackend final : public Backend {
       ring_ = std::make_unique<FabricRing>(*ep_, rank_, nranks_, ctx_.plan->dtype, ctx_.plan->op,
                                            ctx_.plan->chunk_bytes, static_cast<std::size_t>(ctx_.opt->window));
       steps_ = std::make_unique<FabricSteps>(*ep_, ctx_.plan->dtype, ctx_.plan->op, max_count, ctx_.plan->chunk_bytes,
-                                             static_cast<std::size_t>(ctx_.opt->window), oneshot_scratch(max_count));
+                                             static_cast<std::size_t>(ctx_.opt->window),
+                                             std::max(oneshot_scratch(max_count), twoshot_scratch(max_count)));
       send_.assign(std::max<std::size_t>(max_count * esize, 1), 0);
       recv_.assign(std::max<std::size_t>(max_count * esize, 1), 0);
       send_desc_ = ep_->register_memory(send_.data(), send_.size());
@@ -74,8 +75,10 @@ class FabricBackend final : public Backend {
     });
     // Warm: connects the peers of every algorithm (tcp sets up connections lazily).
     const std::size_t warm = std::min<std::size_t>(max_count, 1024);
-    for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner, Algo::kLinear}) {
+    for (const Algo a : {Algo::kRing, Algo::kOneShot, Algo::kRecursiveDoubling, Algo::kRabenseifner, Algo::kLinear,
+                         Algo::kTwoShot}) {
       if (a == Algo::kOneShot && !warms_oneshot()) continue;
+      if (a == Algo::kTwoShot && !runs_twoshot()) continue;
       if (a == Algo::kLinear && !runs_linear()) continue;
       fill_input(recv_.data(), warm, ctx_.plan->dtype, ctx_.plan->op, rank_, 0);
       run(a, warm);
@@ -147,7 +150,8 @@ class FabricBackend final : public Backend {
                       "rd: recursive doubling; rabenseifner: recursive-halving reduce-scatter + recursive-doubling "
                       "allgather; ring: ring reduce-scatter + allgather, pipelined; allgather: rd (recursive "
                       "doubling) or ring; reducescatter: rh (recursive halving) or ring; linear: reduce to rank 0, "
-                      "then rank 0 sends to all; non-power-of-two ranks folded";
+                      "then rank 0 sends to all; twoshot (forced only): block p straight to rank p, reduced there in rank "
+                      "order, then straight to all; rd and rabenseifner fold non-power-of-two ranks";
     j["oneshot_max_bytes"] = ctx_.plan->algo_sizes.oneshot_max;
     j["oneshot_max_ranks"] = kOneShotMaxRanks;
     j["rd_max_bytes"] = ctx_.plan->algo_sizes.rd_max;
@@ -193,6 +197,12 @@ class FabricBackend final : public Backend {
             nranks_ <= kLinearMaxRanks);
   }
 
+  // Whether the two-shot can run (forced, or auto up to --twoshot-max): setup warms it then.
+  bool runs_twoshot() const {
+    return nranks_ > 1 && nranks_ <= kTwoShotTagRanks &&
+           (ctx_.plan->algo == Algo::kTwoShot || ctx_.plan->algo == Algo::kAuto);
+  }
+
   // Whether setup's warm-up runs the one-shot (auto and forced: where it can run).
   bool warms_oneshot() const {
     return nranks_ > 1 && nranks_ <= (ctx_.plan->algo == Algo::kOneShot ? kOneShotTagRanks : kOneShotMaxRanks);
@@ -208,6 +218,14 @@ class FabricBackend final : public Backend {
     if (ctx_.plan->coll == Coll::kAllReduce && ctx_.plan->algo == Algo::kAuto)
       largest = std::max(largest, std::min(max_count, ctx_.plan->algo_sizes.oneshot_max / esize()));
     return (static_cast<std::size_t>(nranks_) - 1) * largest;
+  }
+
+  // The two-shot receives n-1 copies of its block (a block is at most
+  // count/n + 1 elements): slightly more than the vector when n does not divide it.
+  std::size_t twoshot_scratch(std::size_t max_count) const {
+    if (!runs_twoshot()) return 0;
+    const std::size_t n = static_cast<std::size_t>(nranks_);
+    return (n - 1) * (max_count / n + 1);
   }
 
   // Broadcast and reduce pipeline along a chain from --chain-min.
@@ -236,6 +254,7 @@ class FabricBackend final : public Backend {
         steps_->run(plan_rabenseifner(nranks_, rank_, count), recv_.data(), recv_desc_);
         break;
       case Algo::kLinear: steps_->run(plan_linear(nranks_, rank_, count), recv_.data(), recv_desc_); break;
+      case Algo::kTwoShot: steps_->run(plan_twoshot(nranks_, rank_, count), recv_.data(), recv_desc_); break;
       default: ring_->allreduce(recv_.data(), recv_desc_, count); break;
     }
   }

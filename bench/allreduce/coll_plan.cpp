@@ -95,6 +95,7 @@ std::string to_string(Algo a) {
     case Algo::kRabenseifner: return "rabenseifner";
     case Algo::kRing: return "ring";
     case Algo::kLinear: return "linear";
+    case Algo::kTwoShot: return "twoshot";
   }
   return "auto";
 }
@@ -106,6 +107,7 @@ bool algo_from_string(const std::string& s, Algo* out) {
   else if (s == "rabenseifner") *out = Algo::kRabenseifner;
   else if (s == "ring") *out = Algo::kRing;
   else if (s == "linear") *out = Algo::kLinear;
+  else if (s == "twoshot" || s == "two_shot") *out = Algo::kTwoShot;
   else return false;
   return true;
 }
@@ -113,6 +115,7 @@ bool algo_from_string(const std::string& s, Algo* out) {
 Algo choose_algo(Algo requested, std::size_t bytes, int nranks, const AlgoSizes& sizes) {
   // The one-shot's pair tags have 20 bits: beyond 1023 ranks it would alias.
   if (requested == Algo::kOneShot && nranks > kOneShotTagRanks) return Algo::kRecursiveDoubling;
+  if (requested == Algo::kTwoShot && nranks > kTwoShotTagRanks) return Algo::kRabenseifner;
   if (requested != Algo::kAuto) return requested;
   if (bytes <= sizes.oneshot_max && nranks <= kOneShotMaxRanks) return Algo::kOneShot;
   if (bytes <= sizes.linear_max && nranks >= kLinearMinRanks && nranks <= kLinearMaxRanks) return Algo::kLinear;
@@ -136,6 +139,49 @@ std::vector<XferStep> plan_oneshot(int nranks, int rank, std::size_t count) {
     s.reduce = true;
     s.with_next = true;
     s.reduce_before_own = peer < rank;
+    steps.push_back(s);
+  }
+  steps.back().with_next = false;
+  return steps;
+}
+
+std::vector<XferStep> plan_twoshot(int nranks, int rank, std::size_t count) {
+  std::vector<XferStep> steps;
+  if (nranks <= 1 || count == 0) return steps;
+  const int n = nranks;
+  auto at = [&](int r) { return segment_offset(count, n, r); };
+  auto len = [&](int r) { return segment_offset(count, n, r + 1) - segment_offset(count, n, r); };
+  // Pair tags as the one-shot's (receives match by tag alone); the
+  // allgather's after all of the reduce-scatter's.
+  auto pair = [&](int peer) { return 1 + std::min(rank, peer) * n + std::max(rank, peer); };
+  // Reduce-scatter: block p to rank p, every peer's copy of the own block
+  // received and reduced in rank order.
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == rank) continue;
+    XferStep s;
+    s.tag = pair(peer);
+    s.send_peer = s.recv_peer = peer;
+    s.send_offset = at(peer);
+    s.send_count = len(peer);
+    s.recv_offset = at(rank);
+    s.recv_count = len(rank);
+    s.reduce = true;
+    s.with_next = true;
+    s.reduce_before_own = peer < rank;
+    steps.push_back(s);
+  }
+  steps.back().with_next = false;
+  // Allgather: the reduced own block to every peer, theirs into place.
+  for (int peer = 0; peer < n; ++peer) {
+    if (peer == rank) continue;
+    XferStep s;
+    s.tag = n * n + pair(peer);
+    s.send_peer = s.recv_peer = peer;
+    s.send_offset = at(rank);
+    s.send_count = len(rank);
+    s.recv_offset = at(peer);
+    s.recv_count = len(peer);
+    s.with_next = true;
     steps.push_back(s);
   }
   steps.back().with_next = false;

@@ -28,7 +28,7 @@
 namespace nodeprobe::allreduce {
 
 /// The allreduce algorithms of the fabric backend.
-enum class Algo { kAuto, kOneShot, kRecursiveDoubling, kRabenseifner, kRing, kLinear };
+enum class Algo { kAuto, kOneShot, kRecursiveDoubling, kRabenseifner, kRing, kLinear, kTwoShot };
 
 /// "auto", "oneshot", "rd", "rabenseifner", "ring".
 std::string to_string(Algo a);
@@ -56,6 +56,9 @@ constexpr int kLinearMaxRanks = 4;
 /// A forced one-shot runs on at most this many ranks (its tags name the pair
 /// of ranks in 20 bits); beyond, recursive doubling runs (and is reported).
 constexpr int kOneShotTagRanks = 1023;
+/// A forced two-shot runs on at most this many ranks (its two phases' pair
+/// tags take 2 n^2 of the 20 bits); beyond, Rabenseifner runs (and is reported).
+constexpr int kTwoShotTagRanks = 512;
 
 /// What auto picks for `bytes` on `nranks` ranks (see AlgoSizes).
 Algo choose_algo(Algo requested, std::size_t bytes, int nranks, const AlgoSizes& sizes);
@@ -88,6 +91,15 @@ struct XferStep {
 std::vector<XferStep> plan_oneshot(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_recursive_doubling(int nranks, int rank, std::size_t count);
 std::vector<XferStep> plan_rabenseifner(int nranks, int rank, std::size_t count);
+/// Two-shot: a reduce-scatter in which every rank sends block p of its
+/// vector straight to rank p and reduces the n copies of its own block in
+/// rank order, then an allgather in which it sends that block straight to
+/// every rank: 2 latency steps on any rank count (no fold), n-1 messages of
+/// S/n per rank in each, 2(n-1)/n x S per rank in all (as the ring and
+/// Rabenseifner). Recursive doubling's steps with Rabenseifner's bytes, at
+/// the price of n-1 messages per step (few ranks; NCCL's and TensorRT-LLM's
+/// two-shot allreduce do the same within a node).
+std::vector<XferStep> plan_twoshot(int nranks, int rank, std::size_t count);
 /// Reduce to rank 0 (its receives in rank order, each reduced as it lands),
 /// then rank 0 sends the result to all at once: 2 latency steps on any rank
 /// count, 2(n-1) messages in all (Open MPI's basic linear allreduce).

@@ -17,10 +17,22 @@
 # and each variant's number per size is its median over the rounds. Picking
 # the best of seven MPI variants measured once each would pick the luckiest
 # moment of a shared machine; medians over interleaved rounds do not.
+# Even the best of seven medians is biased toward MPI (the variant that wins
+# is partly the one that was lucky), so with 3 rounds or more a "held-out"
+# ratio is printed too: in each round the MPI variant is the one that led the
+# other rounds, set against the fabric in that round; the median over rounds
+# (netns_algos_report.py). --fabric-algos also runs the fabric forced to each
+# algorithm named, every round, and prints their p50 per size: the data its
+# --rd-max/--linear-max defaults come from. --keep DIR keeps the reports.
+# --burst sets the shaper's bucket (scripts/netns-cluster.sh; default 1mbit):
+# with the default, a size starts with what the size before it left in the
+# bucket, which decides the latency-bound sizes near the link rate (4 KB).
 #
 #   bench/allreduce/netns_algos.sh [BUILD_DIR] [--rate 1gbit] [--small 8:1M] [--large 2M:256M]
 #                                  [--small-iters 40] [--large-iters 3] [--small-rounds 3] [--large-rounds 1]
-#                                  [--id 43] [--fabric-args "..."]
+#                                  [--id 43] [--fabric-args "..."] [--keep DIR]
+#                                  [--fabric-algos "rd rabenseifner linear"] [--burst 20k]
+#   bench/allreduce/netns_algos_report.py RATE DIR   # the table again from kept reports
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=$here/build
@@ -33,11 +45,14 @@ small_rounds=3
 large_rounds=1
 id=43
 fabric_args=""
+keep=""
+fabric_algos=""
+burst=""
 # shellcheck source=bench/allreduce/netns_lib.sh
 . "$here/bench/allreduce/netns_lib.sh"
 netns_bench_args netns_algos.sh --small small --large large --small-iters small_iters --large-iters large_iters \
-  --small-rounds small_rounds --large-rounds large_rounds --fabric-args fabric_args -- "$@"
-netns_bench_up netns_algos.sh "$build" "$id" "$rate"
+  --small-rounds small_rounds --large-rounds large_rounds --fabric-args fabric_args --keep keep --fabric-algos fabric_algos --burst burst -- "$@"
+netns_bench_up netns_algos.sh "$build" "$id" "$rate" "$burst"
 # shellcheck disable=SC2206
 fargs=($fabric_args)
 # Four "hosts" share this machine's cores: every rank yields when idle (MPI too).
@@ -58,6 +73,12 @@ for ((r = 1; r <= small_rounds; r++)); do
     # shellcheck disable=SC2046
     run_one "small-mpi$a.r$r" "$small" "$small_iters" mpi $(forced "$a")
   done
+  for a in $fabric_algos; do
+    saved=("${fargs[@]}")
+    fargs+=(--algo "$a")
+    run_one "small-fab_$a.r$r" "$small" "$small_iters" fabric:tcp
+    fargs=("${saved[@]}")
+  done
 done
 for ((r = 1; r <= large_rounds; r++)); do
   run_one "large-default.r$r" "$large" "$large_iters" fabric:tcp,mpi
@@ -67,69 +88,5 @@ for ((r = 1; r <= large_rounds; r++)); do
   done
 done
 
-python3 - "$rate" "$out" <<'PY'
-import glob, json, os, re, statistics, sys
-rate, out = sys.argv[1], sys.argv[2]
-m = re.fullmatch(r"([0-9.]+)([kmgt]?)(bit|bps)", rate)
-link = float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)] / (8 if m.group(3) == "bit" else 1) / 1e9
-names = {"1": "linear", "2": "nonoverlap", "3": "rd", "4": "ring", "5": "segring", "6": "rabenseifner"}
-# Per variant and size, one sample per round; the medians are compared.
-samples = {}  # (variant, size) -> [(busbw, time, p50)]
-algos = {}    # size -> fabric's algorithm
-rounds = set()
-for path in sorted(glob.glob(os.path.join(out, "*.json"))):
-    run, _, rnd = os.path.basename(path)[:-5].partition(".r")
-    rounds.add(rnd)
-    try:
-        p = json.load(open(path))["probes"][0]
-    except Exception as e:
-        print(f"{run}: no report ({e})"); continue
-    for t in p["data"].get("targets", []):
-        if t["status"] not in ("pass", "warn"):
-            print(f"{run} {t['target']}: {t['status']} {t['reason']}")
-        for row in t.get("table", []):
-            o = row.get("out_of_place")
-            if not o: continue
-            if o.get("wrong"): print(f"{run} {t['target']} {row['size']}: {o['wrong']} wrong")
-            size = row["size"]
-            p50 = o.get("time_p50_us", o["time_us"])
-            if t["target"].startswith("fabric"):
-                variant = "fabric"
-                algos[size] = row.get("algorithm", "?")
-            else:
-                variant = "default" if run.endswith("default") else names[run[-1]]
-            samples.setdefault((variant, size), []).append((o["busbw_GBps"], o["time_us"], p50))
-def med(variant, size):
-    got = samples.get((variant, size))
-    if not got: return None
-    return tuple(statistics.median(x[i] for x in got) for i in range(3))
-fab, mdef, forced = {}, {}, {}   # size -> (busbw, time, algo, p50) / (busbw, p50) / {alg: (busbw, p50)}
-for (variant, size) in samples:
-    b, us, p50 = med(variant, size)
-    if variant == "fabric": fab[size] = (b, us, algos[size], p50)
-    elif variant == "default": mdef[size] = (b, p50)
-    else: forced.setdefault(size, {})[variant] = (b, p50)
-print(f"\n{len(rounds)} round(s) per size range; each number the median over its rounds")
-print(f"\nlink rate {rate} = {link:.4f} GB/s; 4 ranks: the ring's busbw optimum is the link rate")
-print(f"{'size':>10} {'algo':>13} {'fab us':>9} {'fab busbw':>10} {'mpi dflt':>9} {'best forced':>20} {'fab/mpi':>8} {'p50 ratio':>9} {'fab/link':>9}")
-worst, worst50, big_ok, big_n = 9e9, 9e9, True, 0
-for size in sorted(fab):
-    fb, us, algo, f50 = fab[size]
-    d, d50 = mdef.get(size, (0, 0))
-    f = forced.get(size, {})
-    best = max(f.items(), key=lambda kv: kv[1][0]) if f else ("-", (0, 0))
-    peer = max(d, best[1][0])
-    ratio = fb / peer if peer else float("nan")
-    # p50: the fastest MPI variant's median time over fabric's
-    m50 = min([x[1] for x in f.values() if x[1] > 0] + ([d50] if d50 > 0 else []), default=0)
-    r50 = m50 / f50 if f50 > 0 and m50 > 0 else float("nan")
-    worst, worst50 = min(worst, ratio), min(worst50, r50)
-    extra = ""
-    if size >= 64 << 20:
-        extra = f"{fb / link:>9.3f}"
-        big_ok &= fb >= 0.93 * link
-        big_n += 1
-    print(f"{size:>10} {algo:>13} {us:>9.1f} {fb:>10.5f} {d:>9.5f} {best[0]:>12} {best[1][0]:>7.5f} {ratio:>8.3f} {r50:>9.3f} {extra}")
-print(f"\nfabric / better MPI: worst {worst:.3f} (p50: {worst50:.3f}; goal >= 1.0 at every size: {'met' if worst >= 1.0 else 'NOT met'}); "
-      f"fabric >= 0.93 x link at >= 64 MB: {('met' if big_ok else 'NOT met') if big_n else 'no size measured'}")
-PY
+if [[ -n $keep ]]; then mkdir -p "$keep" && cp "$out"/*.json "$keep"/; fi
+python3 "$here/bench/allreduce/netns_algos_report.py" "$rate" "$out"

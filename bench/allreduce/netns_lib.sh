@@ -27,10 +27,10 @@ netns_bench_args() {
   done
 }
 
-#   netns_bench_up NAME BUILD ID RATE
+#   netns_bench_up NAME BUILD ID RATE [BURST]
 # sets: bin, mpirun, out (scratch folder), hosts (for mpirun -H), flags (mpirun arguments).
 netns_bench_up() {
-  local name=$1 build=$2 id=$3 rate=$4
+  local name=$1 build=$2 id=$3 rate=$4 burst=${5:-}
   local here
   here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   bin=$build/bin/nodeprobe-allreduce
@@ -45,7 +45,7 @@ netns_bench_up() {
   netns_id=$id
   out=$(mktemp -d "${TMPDIR:-/tmp}/np-bench-XXXXXX")
   trap '"$netns_cluster" down --id "$netns_id" >/dev/null 2>&1 || true; rm -rf "$out"' EXIT
-  "$netns_cluster" up 4 --id "$id" --rate "$rate" --owner-pid $$
+  "$netns_cluster" up 4 --id "$id" --rate "$rate" ${burst:+--burst "$burst"} --owner-pid $$
   hosts=$("$netns_cluster" hosts --id "$id")
   # shellcheck disable=SC2207
   flags=($("$netns_cluster" mpirun-args --id "$id"))

@@ -100,10 +100,11 @@ void add_allreduce_flags(CLI::App& app, Options& o) {
                  "fabric: allreduce algorithm: auto (by size: --oneshot-max, --rd-max, --ring-min), oneshot (every "
                  "rank sends its vector to all others, one step), rd (recursive doubling), rabenseifner "
                  "(recursive-halving reduce-scatter + recursive-doubling allgather), ring, linear (reduce to "
-                 "rank 0, then rank 0 sends to all); allgather and "
+                 "rank 0, then rank 0 sends to all), twoshot (block p straight to rank p, which reduces it, then "
+                 "straight back to all: two steps, the ring's bytes); allgather and "
                  "reducescatter: auto (the ring from --ring-min), rd (allgather's recursive doubling), rh "
                  "(reducescatter's recursive halving), ring")
-      ->check(CLI::IsMember({"auto", "oneshot", "rd", "rh", "rabenseifner", "ring", "linear"}));
+      ->check(CLI::IsMember({"auto", "oneshot", "rd", "rh", "rabenseifner", "ring", "linear", "twoshot"}));
   app.add_option("--oneshot-max", o.oneshot_max,
                  "fabric, --algo auto: one-shot up to this size (bytes, K/M/G; 0: never) on at most 8 ranks");
   app.add_option("--rd-max", o.rd_max, "fabric, --algo auto: recursive doubling up to this size (bytes, K/M/G)");
@@ -196,7 +197,7 @@ Plan make_plan(const Options& o) {
   // rh: reducescatter's recursive halving, the log-step schedule rd names for allgather.
   const bool halving = o.algo == "rh" || o.algo == "recursive_halving";
   if (!algo_from_string(halving ? "rd" : o.algo, &p.algo))
-    throw InputError("--algo '" + o.algo + "': use auto, oneshot, rd, rh, rabenseifner, ring or linear");
+    throw InputError("--algo '" + o.algo + "': use auto, oneshot, rd, rh, rabenseifner, ring, linear or twoshot");
   const bool gathers = p.coll == Coll::kAllGather || p.coll == Coll::kReduceScatter;
   const std::string coll_name(to_string(p.coll));
   if (p.algo != Algo::kAuto && !gathers && p.coll != Coll::kAllReduce)
@@ -208,7 +209,7 @@ Plan make_plan(const Options& o) {
     throw InputError("--algo '" + o.algo + "': " + coll_name + " runs auto, " + log_name + " or ring");
   if (halving && p.coll != Coll::kReduceScatter)
     throw InputError("--algo rh (recursive halving) is reducescatter's; " + coll_name +
-                     (p.coll == Coll::kAllReduce ? " runs auto, oneshot, rd, rabenseifner, ring or linear" : " has one schedule"));
+                     (p.coll == Coll::kAllReduce ? " runs auto, oneshot, rd, rabenseifner, ring, linear or twoshot" : " has one schedule"));
   p.algo_sizes.oneshot_max = size_or_throw("--oneshot-max", o.oneshot_max);
   p.algo_sizes.rd_max = size_or_throw("--rd-max", o.rd_max);
   p.algo_sizes.linear_max = size_or_throw("--linear-max", o.linear_max);

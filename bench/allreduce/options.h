@@ -35,8 +35,8 @@ struct Options {
   int window = 8;                     ///< fabric: chunks in flight per direction
   std::string algo = "auto";          ///< fabric: auto|rd|rabenseifner|ring
   std::string oneshot_max = "0";      ///< fabric auto: one-shot up to this size (on at most 8 ranks; 0: never)
-  std::string rd_max = "8K";          ///< fabric auto: recursive doubling up to this size
-  std::string linear_max = "4K";      ///< fabric auto: linear up to this size on 3-4 ranks (0: never)
+  std::string rd_max = "4K";          ///< fabric auto: recursive doubling up to this size
+  std::string linear_max = "2K";      ///< fabric auto: linear up to this size on 3-4 ranks (0: never)
   /// fabric auto: the ring from this size (allreduce: Rabenseifner between;
   /// allgather, reducescatter: recursive doubling / halving below); empty:
   /// the collective's default (kRingMinDefault in options.cpp)

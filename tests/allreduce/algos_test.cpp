@@ -59,7 +59,7 @@ TEST(AllreduceAlgos, EveryAlgorithmFiveRanksShm) {
 }
 
 // Open MPI's basic linear shape (reduce to rank 0, then rank 0 sends to all),
-// on 3 ranks: auto's choice up to --linear-max (4K by default), forced at
+// on 3 ranks: auto's choice up to --linear-max (2K by default), raised to
 // 16 KiB; every size reduced in rank order and checked.
 TEST(AllreduceAlgos, LinearOnThreeRanksTcp) {
   TempDir dir;
@@ -96,6 +96,26 @@ TEST(AllreduceAlgos, Pt2ptMeasuresEveryPairPerTarget) {
       }
   EXPECT_EQ(r.probe["data"]["targets"][0]["pt2pt"].size(), 6u);
   EXPECT_TRUE(r.probe["data"]["targets"][0]["table"].empty());  // no allreduce sweep
+}
+
+// The two-shot (block p straight to rank p, reduced there in rank order,
+// then straight back to all), forced on 5 ranks over tcp: blocks of unequal
+// length and empty ones (4 B is one element), every size checked both ways.
+TEST(AllreduceAlgos, TwoShotOnFiveRanksTcp) {
+  TempDir dir;
+  const ArRun r = run_ar(local_mpirun(5, {"--backend", "fabric:tcp", "--algo", "twoshot", "-b", "4", "-e", "16K",
+                                          "-f", "16", "-n", "2", "-w", "1", "-c", "2", "--timeout", "60", "-q"}),
+                         dir);
+  ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
+  EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason();
+  EXPECT_EQ(r.check("data.fabric.tcp")["status"], "pass");
+  const auto& rows = r.probe["data"]["targets"][0]["table"];
+  ASSERT_EQ(rows.size(), 4u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row["algorithm"], "twoshot") << row.dump();
+    EXPECT_EQ(row["out_of_place"]["wrong"], 0) << row.dump();
+    EXPECT_EQ(row["in_place"]["wrong"], 0) << row.dump();
+  }
 }
 
 }  // namespace

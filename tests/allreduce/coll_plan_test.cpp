@@ -228,13 +228,17 @@ TEST(CollPlan, CollectiveStepCounts) {
 }
 
 TEST(CollPlan, EveryAlgorithmReducesForAnyRankCount) {
-  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling, &plan_rabenseifner, &plan_linear})
+  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling, &plan_rabenseifner, &plan_linear, &plan_twoshot})
     for (int n : {1, 2, 3, 4, 5, 6, 7, 8, 12})
       for (std::size_t count : {0u, 1u, 3u, 7u, 64u, 1001u})
         for (RedOp op : {RedOp::kSum, RedOp::kMax}) {
           int wrong = -1;
           EXPECT_TRUE(simulate(plan, n, count, op, &wrong)) << "n " << n << " count " << count;
-          EXPECT_EQ(wrong, 0) << (plan == &plan_rabenseifner ? "rabenseifner" : plan == &plan_oneshot ? "oneshot" : "rd")
+          EXPECT_EQ(wrong, 0) << (plan == &plan_rabenseifner ? "rabenseifner"
+                                  : plan == &plan_oneshot  ? "oneshot"
+                                  : plan == &plan_twoshot  ? "twoshot"
+                                  : plan == &plan_linear   ? "linear"
+                                                           : "rd")
                               << " n " << n << " count " << count;
         }
 }
@@ -257,7 +261,7 @@ TEST(CollPlan, OneShotGivesEveryRankTheSameBits) {
   // Floats whose sum depends on the order: every rank must still get the
   // same bits (data-parallel replicas stay identical), as with recursive
   // doubling, whose pairs add commutatively.
-  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling})
+  for (Plan plan : {&plan_oneshot, &plan_recursive_doubling, &plan_twoshot})
     for (int n : {2, 3, 4, 5, 8}) {
       const std::size_t count = 37;
       std::vector<std::vector<XferStep>> steps;
@@ -270,7 +274,7 @@ TEST(CollPlan, OneShotGivesEveryRankTheSameBits) {
       ASSERT_TRUE(run_steps(steps, buf, {}, RedOp::kSum)) << n;
       for (int r = 1; r < n; ++r)
         EXPECT_EQ(0, std::memcmp(buf[0].data(), buf[static_cast<std::size_t>(r)].data(), count * sizeof(float)))
-            << (plan == &plan_oneshot ? "oneshot" : "rd") << " n " << n << " rank " << r;
+            << (plan == &plan_oneshot ? "oneshot" : plan == &plan_twoshot ? "twoshot" : "rd") << " n " << n << " rank " << r;
     }
 }
 
@@ -287,6 +291,40 @@ TEST(CollPlan, OneShotIsOneGroupWithAPairTagPerPeer) {
   // The peer's step toward this rank carries the same tag.
   EXPECT_EQ(plan_oneshot(5, 4, 10)[2].tag, steps[3].tag);
   EXPECT_TRUE(plan_oneshot(1, 0, 10).empty());
+}
+
+TEST(CollPlan, TwoShotIsTwoGroupsOfDirectExchangesOnAnyRankCount) {
+  // 5 ranks, 11 elements: blocks of 3, 2, 2, 2, 2. Rank 2 sends block p to
+  // rank p and reduces the copies of its own block (elements 5-6), then sends
+  // that block to everyone and receives theirs in place.
+  const auto steps = plan_twoshot(5, 2, 11);
+  ASSERT_EQ(steps.size(), 8u);
+  std::set<int> tags;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const XferStep& s = steps[i];
+    EXPECT_EQ(s.with_next, i != 3 && i != 7) << i;  // two groups of 4
+    EXPECT_EQ(s.reduce, i < 4) << i;
+    EXPECT_EQ(s.send_peer, s.recv_peer);
+    tags.insert(s.tag);
+  }
+  EXPECT_EQ(tags.size(), 8u);
+  EXPECT_EQ(steps[0].send_peer, 0);
+  EXPECT_EQ(steps[0].send_offset, 0u);
+  EXPECT_EQ(steps[0].send_count, 3u);
+  EXPECT_EQ(steps[0].recv_offset, 5u);
+  EXPECT_EQ(steps[0].recv_count, 2u);
+  EXPECT_TRUE(steps[0].reduce_before_own);
+  EXPECT_FALSE(steps[2].reduce_before_own);  // rank 3 comes after the own block
+  EXPECT_EQ(steps[4].send_offset, 5u);
+  EXPECT_EQ(steps[4].recv_offset, 0u);
+  EXPECT_EQ(steps[4].recv_count, 3u);
+  // The peer's step toward this rank carries the same tag, in each phase.
+  EXPECT_EQ(plan_twoshot(5, 4, 11)[2].tag, steps[3].tag);
+  EXPECT_EQ(plan_twoshot(5, 4, 11)[6].tag, steps[7].tag);
+  EXPECT_TRUE(plan_twoshot(1, 0, 11).empty());
+  // Forced on more ranks than its tags can name, Rabenseifner runs.
+  EXPECT_EQ(choose_algo(Algo::kTwoShot, 64, kTwoShotTagRanks + 1, AlgoSizes{}), Algo::kRabenseifner);
+  EXPECT_EQ(choose_algo(Algo::kTwoShot, 64, kTwoShotTagRanks, AlgoSizes{}), Algo::kTwoShot);
 }
 
 TEST(CollPlan, AutoPicksBySize) {

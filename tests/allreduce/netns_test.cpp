@@ -115,6 +115,22 @@ TEST(AllreduceNetns, ScalingOverOneTwoAndFourHosts) {
   EXPECT_GT(r.metric("predicted_step_time", {{"nodes", "16"}}), 0);
 }
 
+// --burst sets tbf's bucket on both ends of every link (a wire-like shaper
+// for latency-bound sizes); one smaller than a packet is refused up front.
+TEST(AllreduceNetns, ClusterScriptShapesWithTheBurstAskedFor) {
+  const SpawnResult bad = nt::run({NODEPROBE_NETNS_SCRIPT, "up", "2", "--id", "48", "--rate", "1gbit", "--burst", "4k"}, 30);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("smaller than a packet"), std::string::npos) << bad.err;
+  NetnsCluster c(2, {"--rate", "1gbit", "--burst", "20k"});
+  NEED_CLUSTER(c);
+  // tc prints the bucket in bytes ("burst 20375b"); the default is about 125000.
+  const std::string bucket_between =
+      "tc qdisc show dev eth0 | awk '{for (i = 1; i < NF; i++) if ($i == \"burst\") b = $(i + 1)} "
+      "END {sub(/b$/, \"\", b); exit !(b + 0 > 9000 && b + 0 < 32768)}'";
+  EXPECT_TRUE(c.exec(1, {"sh", "-c", bucket_between}));
+  EXPECT_TRUE(c.exec(2, {"sh", "-c", bucket_between}));
+}
+
 TEST(AllreduceNetns, ClusterScriptCleansUpAfterItself) {
   int id = 0;
   {

@@ -119,7 +119,9 @@ TEST(Options, AlgorithmAndThresholds) {
   EXPECT_NE(error_of({"--oneshot-max", "8M"}).find("--oneshot-max 8M must be below --ring-min"), std::string::npos);
   EXPECT_NE(error_of({"--rd-max", "1M", "--ring-min", "64K"}).find("must be below --ring-min"), std::string::npos);
   EXPECT_EQ(error_of({"--collective", "allgather", "--ring-min", "8K"}), "");  // --rd-max is allreduce's
-  EXPECT_EQ(plan_of({}).algo_sizes.linear_max, 4u << 10);
+  EXPECT_EQ(plan_of({}).algo_sizes.linear_max, 2u << 10);
+  EXPECT_EQ(plan_of({}).algo_sizes.rd_max, 4u << 10);
+  EXPECT_EQ(plan_of({"--algo", "twoshot"}).algo, Algo::kTwoShot);
   EXPECT_EQ(plan_of({"--linear-max", "0"}).algo_sizes.linear_max, 0u);
   EXPECT_NE(error_of({"--linear-max", "8M"}).find("--linear-max 8M must be below --ring-min"), std::string::npos);
   EXPECT_EQ(plan_of({}).algo_sizes.ring_min, 4u << 20);  // each collective's own default
