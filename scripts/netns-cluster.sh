@@ -20,10 +20,11 @@
 # within an AWS VPC. --burst is tbf's bucket (default 1mbit, 125 KB: 1 ms
 # at 1 Gbit/s): a link idle for that long passes that much at the veth's
 # speed, so back-to-back small messages are measured partly above the rate,
-# by how much the sizes before them left in the bucket; a burst of a few
-# MTUs (20k at --mtu 9001) behaves like a wire (tbf splits larger GSO
-# packets itself; --host-rate and --pair-rate shape with htb, whose classes
-# keep a 128k burst). --host-rate gives host I its own rate (one slow NIC);
+# by how much the sizes before them left in the bucket. A burst of a few
+# MTUs (20k at --mtu 9001; tbf splits larger GSO packets itself) takes that
+# credit away, but TCP's bulk transfers then queue at the shaper and reach
+# about 0.7-0.8 of the rate (docs/allreduce.md). --host-rate and
+# --pair-rate shape with htb, whose classes keep a 128k burst. --host-rate gives host I its own rate (one slow NIC);
 # --pair-rate slows only the traffic between hosts I and J (one bad link):
 # both make every eth0 an htb with a class per destination (egress, in the
 # host) and per source (ingress, the bridge side). `shape` replaces the

@@ -26,7 +26,8 @@
 # --rd-max/--linear-max defaults come from. --keep DIR keeps the reports.
 # --burst sets the shaper's bucket (scripts/netns-cluster.sh; default 1mbit):
 # with the default, a size starts with what the size before it left in the
-# bucket, which decides the latency-bound sizes near the link rate (4 KB).
+# bucket, which moves the latency-bound sizes near the link rate (4 KB;
+# docs/allreduce.md has a run with --burst 20k).
 #
 #   bench/allreduce/netns_algos.sh [BUILD_DIR] [--rate 1gbit] [--small 8:1M] [--large 2M:256M]
 #                                  [--small-iters 40] [--large-iters 3] [--small-rounds 3] [--large-rounds 1]
