@@ -151,40 +151,33 @@ std::vector<XferStep> plan_twoshot(int nranks, int rank, std::size_t count) {
   const int n = nranks;
   auto at = [&](int r) { return segment_offset(count, n, r); };
   auto len = [&](int r) { return segment_offset(count, n, r + 1) - segment_offset(count, n, r); };
-  // Pair tags as the one-shot's (receives match by tag alone); the
-  // allgather's after all of the reduce-scatter's.
-  auto pair = [&](int peer) { return 1 + std::min(rank, peer) * n + std::max(rank, peer); };
+  // One group of exchanges with every peer: send block `send(peer)`, receive
+  // block `recv(peer)`. Pair tags as the one-shot's (receives match by tag
+  // alone), the allgather's after all of the reduce-scatter's.
+  auto group = [&](int tag_base, bool reduce, auto send, auto recv) {
+    for (int peer = 0; peer < n; ++peer) {
+      if (peer == rank) continue;
+      XferStep s;
+      s.tag = tag_base + 1 + std::min(rank, peer) * n + std::max(rank, peer);
+      s.send_peer = s.recv_peer = peer;
+      s.send_offset = at(send(peer));
+      s.send_count = len(send(peer));
+      s.recv_offset = at(recv(peer));
+      s.recv_count = len(recv(peer));
+      s.reduce = reduce;
+      s.reduce_before_own = reduce && peer < rank;
+      s.with_next = true;
+      steps.push_back(s);
+    }
+    steps.back().with_next = false;
+  };
+  const auto peers_block = [](int peer) { return peer; };
+  const auto own_block = [rank](int) { return rank; };
   // Reduce-scatter: block p to rank p, every peer's copy of the own block
-  // received and reduced in rank order.
-  for (int peer = 0; peer < n; ++peer) {
-    if (peer == rank) continue;
-    XferStep s;
-    s.tag = pair(peer);
-    s.send_peer = s.recv_peer = peer;
-    s.send_offset = at(peer);
-    s.send_count = len(peer);
-    s.recv_offset = at(rank);
-    s.recv_count = len(rank);
-    s.reduce = true;
-    s.with_next = true;
-    s.reduce_before_own = peer < rank;
-    steps.push_back(s);
-  }
-  steps.back().with_next = false;
-  // Allgather: the reduced own block to every peer, theirs into place.
-  for (int peer = 0; peer < n; ++peer) {
-    if (peer == rank) continue;
-    XferStep s;
-    s.tag = n * n + pair(peer);
-    s.send_peer = s.recv_peer = peer;
-    s.send_offset = at(rank);
-    s.send_count = len(rank);
-    s.recv_offset = at(peer);
-    s.recv_count = len(peer);
-    s.with_next = true;
-    steps.push_back(s);
-  }
-  steps.back().with_next = false;
+  // received and reduced in rank order; then allgather: the reduced own
+  // block to every peer, theirs into place.
+  group(0, true, peers_block, own_block);
+  group(n * n, false, own_block, peers_block);
   return steps;
 }
 

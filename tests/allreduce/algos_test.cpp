@@ -58,24 +58,31 @@ TEST(AllreduceAlgos, EveryAlgorithmFiveRanksShm) {
   EXPECT_GT(r.metric("time_p99", {{"size", "1024"}, {"placement", "in-place"}}), 0);
 }
 
-// Open MPI's basic linear shape (reduce to rank 0, then rank 0 sends to all),
-// on 3 ranks: auto's choice up to --linear-max (2K by default), raised to
-// 16 KiB; every size reduced in rank order and checked.
-TEST(AllreduceAlgos, LinearOnThreeRanksTcp) {
+// One algorithm at every size from 4 B to 16 KiB over tcp on `ranks` ranks
+// (`extra` makes it the one that runs), both placements data-checked.
+void expect_one_algorithm_over_tcp(int ranks, const std::vector<std::string>& extra, const std::string& algo) {
   TempDir dir;
-  const ArRun r = run_ar(local_mpirun(3, {"--backend", "fabric:tcp", "--linear-max", "16K", "-b", "4", "-e", "16K",
-                                          "-f", "16", "-n", "2", "-w", "1", "-c", "2", "--timeout", "60", "-q"}),
-                         dir);
+  std::vector<std::string> args = {"--backend", "fabric:tcp", "-b", "4", "-e", "16K", "-f", "16", "-n", "2",
+                                   "-w", "1", "-c", "2", "--timeout", "60", "-q"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const ArRun r = run_ar(local_mpirun(ranks, args), dir);
   ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
   EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason();
   EXPECT_EQ(r.check("data.fabric.tcp")["status"], "pass");
   const auto& rows = r.probe["data"]["targets"][0]["table"];
   ASSERT_EQ(rows.size(), 4u);
   for (const auto& row : rows) {
-    EXPECT_EQ(row["algorithm"], "linear") << row.dump();
+    EXPECT_EQ(row["algorithm"], algo) << row.dump();
     EXPECT_EQ(row["out_of_place"]["wrong"], 0) << row.dump();
     EXPECT_EQ(row["in_place"]["wrong"], 0) << row.dump();
   }
+}
+
+// Open MPI's basic linear shape (reduce to rank 0, then rank 0 sends to all),
+// on 3 ranks: auto's choice up to --linear-max (2K by default), raised to
+// 16 KiB; every size reduced in rank order and checked.
+TEST(AllreduceAlgos, LinearOnThreeRanksTcp) {
+  expect_one_algorithm_over_tcp(3, {"--linear-max", "16K"}, "linear");
 }
 
 TEST(AllreduceAlgos, Pt2ptMeasuresEveryPairPerTarget) {
@@ -101,22 +108,7 @@ TEST(AllreduceAlgos, Pt2ptMeasuresEveryPairPerTarget) {
 // The two-shot (block p straight to rank p, reduced there in rank order,
 // then straight back to all), forced on 5 ranks over tcp: blocks of unequal
 // length and empty ones (4 B is one element), every size checked both ways.
-TEST(AllreduceAlgos, TwoShotOnFiveRanksTcp) {
-  TempDir dir;
-  const ArRun r = run_ar(local_mpirun(5, {"--backend", "fabric:tcp", "--algo", "twoshot", "-b", "4", "-e", "16K",
-                                          "-f", "16", "-n", "2", "-w", "1", "-c", "2", "--timeout", "60", "-q"}),
-                         dir);
-  ASSERT_TRUE(r.have_report) << r.proc.describe() << "\n" << r.proc.err;
-  EXPECT_TRUE(r.status() == "pass" || r.status() == "warn") << r.status() << ": " << r.reason();
-  EXPECT_EQ(r.check("data.fabric.tcp")["status"], "pass");
-  const auto& rows = r.probe["data"]["targets"][0]["table"];
-  ASSERT_EQ(rows.size(), 4u);
-  for (const auto& row : rows) {
-    EXPECT_EQ(row["algorithm"], "twoshot") << row.dump();
-    EXPECT_EQ(row["out_of_place"]["wrong"], 0) << row.dump();
-    EXPECT_EQ(row["in_place"]["wrong"], 0) << row.dump();
-  }
-}
+TEST(AllreduceAlgos, TwoShotOnFiveRanksTcp) { expect_one_algorithm_over_tcp(5, {"--algo", "twoshot"}, "twoshot"); }
 
 }  // namespace
 }  // namespace nodeprobe::allreduce::testing
