@@ -161,7 +161,8 @@ TEST(CorpusCoverage, LaterHeldOutSetsUseThreadsNoOtherSampleUses) {
       {"heldout-AL", 14}, {"heldout-AM", 12}, {"heldout-AN", 8},  {"heldout-AO", 6},
       {"heldout-AP", 13}, {"heldout-AQ", 25}, {"heldout-AR", 16},
       {"heldout-AS", 17}, {"heldout-AT", 11},
-      {"heldout-AU", 13}, {"heldout-AV", 11}, {"heldout-AW", 10}, {"heldout-AX", 9}};
+      {"heldout-AU", 13}, {"heldout-AV", 11}, {"heldout-AW", 10}, {"heldout-AX", 9},
+      {"heldout-AY", 11}, {"heldout-AZ", 14}};
   for (const auto& [batch, at_least] : sets) {
     int n = 0;
     for (const auto& s : samples()) {
