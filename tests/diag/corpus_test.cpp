@@ -162,7 +162,8 @@ TEST(CorpusCoverage, LaterHeldOutSetsUseThreadsNoOtherSampleUses) {
       {"heldout-AP", 13}, {"heldout-AQ", 25}, {"heldout-AR", 16},
       {"heldout-AS", 17}, {"heldout-AT", 11},
       {"heldout-AU", 13}, {"heldout-AV", 11}, {"heldout-AW", 10}, {"heldout-AX", 9},
-      {"heldout-AY", 11}, {"heldout-AZ", 14}, {"heldout-BA", 13}, {"heldout-BB", 10}};
+      {"heldout-AY", 11}, {"heldout-AZ", 14}, {"heldout-BA", 13}, {"heldout-BB", 10},
+      {"heldout-BC", 8},  {"heldout-BD", 9}};
   for (const auto& [batch, at_least] : sets) {
     int n = 0;
     for (const auto& s : samples()) {
