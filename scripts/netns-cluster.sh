@@ -24,11 +24,12 @@
 # MTUs (20k at --mtu 9001; tbf splits larger GSO packets itself) takes that
 # credit away, but TCP's bulk transfers then queue at the shaper and reach
 # about 0.7-0.8 of the rate (docs/allreduce.md). --host-rate and
-# --pair-rate shape with htb, whose classes keep a 128k burst. --host-rate gives host I its own rate (one slow NIC);
-# --pair-rate slows only the traffic between hosts I and J (one bad link):
-# both make every eth0 an htb with a class per destination (egress, in the
-# host) and per source (ingress, the bridge side). `shape` replaces the
-# shaping of a running cluster. --host-ulimit sets a soft limit (nofile,
+# --pair-rate shape with htb, whose classes keep a 128k burst.
+# --host-rate gives host I its own rate (one slow NIC); --pair-rate slows
+# only the traffic between hosts I and J (one bad link): both make every
+# eth0 an htb with a class per destination (egress, in the host) and per
+# source (ingress, the bridge side). `shape` replaces the shaping of a
+# running cluster. --host-ulimit sets a soft limit (nofile,
 # memlock, nproc) for everything started in host I (one node whose limits
 # differ); the agent applies it. --owner-pid: a later `up` with the same id tears a
 # cluster down first when its owner is gone (tests killed mid-run). Needs root

@@ -197,10 +197,9 @@ class FabricBackend final : public Backend {
             nranks_ <= kLinearMaxRanks);
   }
 
-  // Whether the two-shot can run (forced, or auto up to --twoshot-max): setup warms it then.
+  // Whether the two-shot runs (forced only: auto never picks it): setup warms it and sizes its scratch then.
   bool runs_twoshot() const {
-    return nranks_ > 1 && nranks_ <= kTwoShotTagRanks &&
-           (ctx_.plan->algo == Algo::kTwoShot || ctx_.plan->algo == Algo::kAuto);
+    return nranks_ > 1 && nranks_ <= kTwoShotTagRanks && ctx_.plan->algo == Algo::kTwoShot;
   }
 
   // Whether setup's warm-up runs the one-shot (auto and forced: where it can run).

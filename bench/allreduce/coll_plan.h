@@ -30,7 +30,7 @@ namespace nodeprobe::allreduce {
 /// The allreduce algorithms of the fabric backend.
 enum class Algo { kAuto, kOneShot, kRecursiveDoubling, kRabenseifner, kRing, kLinear, kTwoShot };
 
-/// "auto", "oneshot", "rd", "rabenseifner", "ring".
+/// "auto", "oneshot", "rd", "rabenseifner", "ring", "linear", "twoshot".
 std::string to_string(Algo a);
 /// Accepts the names above, "one_shot" and "recursive_doubling"; false when unknown.
 bool algo_from_string(const std::string& s, Algo* out);

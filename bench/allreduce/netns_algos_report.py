@@ -46,11 +46,15 @@ for path in sorted(glob.glob(os.path.join(out, "*.json"))):
                 algos[size] = row.get("algorithm", "?")
             else:
                 variant = "default" if run.endswith("default") else names[run[-1]]
-            # small-* and large-* runs share sizes only if the ranges overlap: one sample per run.
+            # The small, mid and large ranges do not share sizes: one sample per range and round.
             samples.setdefault((variant, size), {})[run.split("-")[0] + "." + rnd] = (o["busbw_GBps"], o["time_us"], p50)
 
 def med(got, i):
     return statistics.median(x[i] for x in got)
+
+def med_of(variant, size, i):
+    """The median over rounds of field i (0 busbw, 1 time, 2 p50) of a variant at a size."""
+    return med(samples[(variant, size)].values(), i)
 
 sizes = sorted({s for (v, s) in samples if v == "fabric"})
 def mpi_variants(size):
@@ -64,15 +68,14 @@ def held_out(size):
     variants = mpi_variants(size)
     for v in variants: common &= set(samples[(v, size)])
     if len(common) < 3 or not variants: return None
-    ratios, ratios50, chosen = [], [], []
+    ratios, ratios50 = [], []
     for r in sorted(common):
         rest = [q for q in common if q != r]
         best = max(variants, key=lambda v: statistics.median(samples[(v, size)][q][0] for q in rest))
         best50 = min(variants, key=lambda v: statistics.median(samples[(v, size)][q][2] for q in rest))
         ratios.append(fab[r][0] / samples[(best, size)][r][0])
         ratios50.append(samples[(best50, size)][r][2] / fab[r][2])
-        chosen.append(best)
-    return statistics.median(ratios), statistics.median(ratios50), max(set(chosen), key=chosen.count)
+    return statistics.median(ratios), statistics.median(ratios50)
 
 print(f"\n{len(rounds)} round(s) per size range; each number the median over its rounds")
 print(f"\nlink rate {rate} = {link:.4f} GB/s; 4 ranks: the ring's busbw optimum is the link rate")
@@ -80,12 +83,9 @@ print(f"{'size':>10} {'algo':>13} {'fab us':>9} {'fab busbw':>10} {'mpi dflt':>9
       f"{'fab/mpi':>8} {'p50 ratio':>9} {'held-out':>8} {'p50':>6} {'fab/link':>9}")
 worst, worst50, worst_ho, worst_ho50, big_ok, big_n = 9e9, 9e9, 9e9, 9e9, True, 0
 for size in sizes:
-    fab = list(samples[("fabric", size)].values())
-    fb, us, f50 = med(fab, 0), med(fab, 1), med(fab, 2)
-    dflt = list(samples.get(("default", size), {}).values())
-    d, d50 = (med(dflt, 0), med(dflt, 2)) if dflt else (0, 0)
-    f = {v: (med(list(samples[(v, size)].values()), 0), med(list(samples[(v, size)].values()), 2))
-         for v in mpi_variants(size) if v != "default"}
+    fb, us, f50 = (med_of("fabric", size, i) for i in range(3))
+    d, d50 = (med_of("default", size, 0), med_of("default", size, 2)) if ("default", size) in samples else (0, 0)
+    f = {v: (med_of(v, size, 0), med_of(v, size, 2)) for v in mpi_variants(size) if v != "default"}
     best = max(f.items(), key=lambda kv: kv[1][0]) if f else ("-", (0, 0))
     peer = max(d, best[1][0])
     ratio = fb / peer if peer else float("nan")
@@ -112,9 +112,6 @@ if fab_algos:
     print("\nthe fabric per algorithm (--fabric-algos), p50 us, median over the rounds; auto's choice first")
     print(f"{'size':>10} {'auto':>20}" + "".join(f"{v[4:]:>14}" for v in fab_algos))
     for size in sizes:
-        cells = []
-        for v in ["fabric"] + fab_algos:
-            got = list(samples.get((v, size), {}).values())
-            cells.append(f"{med(got, 2):>8.1f}" if got else f"{'-':>8}")
+        cells = [f"{med_of(v, size, 2):>8.1f}" if (v, size) in samples else f"{'-':>8}" for v in ["fabric"] + fab_algos]
         print(f"{size:>10} {algos[size]:>11} {cells[0]}" + "".join(f"{c:>14}" for c in cells[1:]))
 print(f"fabric >= 0.93 x link at >= 64 MB: {('met' if big_ok else 'NOT met') if big_n else 'no size measured'}")
