@@ -66,7 +66,7 @@ std::string percent(int part, int whole) {
 
 }  // namespace
 
-std::vector<Sample> load_manifest(const std::string& corpus_dir) {
+Json load_manifest_json(const std::string& corpus_dir) {
   const std::string path = corpus_dir + "/manifest.json";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
@@ -80,6 +80,11 @@ std::vector<Sample> load_manifest(const std::string& corpus_dir) {
   }
   if (m.value("schema", std::string()) != "nodeprobe.corpus/1" || !m.contains("samples") || !m.at("samples").is_array())
     throw std::runtime_error(path + ": not a nodeprobe.corpus/1 manifest");
+  return m;
+}
+
+std::vector<Sample> load_manifest(const std::string& corpus_dir) {
+  const Json m = load_manifest_json(corpus_dir);  // named: a range over a temporary's member would dangle
   std::vector<Sample> out;
   for (const auto& s : m.at("samples")) out.push_back({s.at("file").get<std::string>(), s});
   return out;

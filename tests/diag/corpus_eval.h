@@ -21,6 +21,9 @@ struct Sample {
 /// one-line reason when it is missing or not the nodeprobe.corpus/1 schema.
 std::vector<Sample> load_manifest(const std::string& corpus_dir);
 
+/// The same manifest whole (its `batches` table and `samples`), with the same checks.
+Json load_manifest_json(const std::string& corpus_dir);
+
 /// One `expect` entry of a sample against the findings.
 struct ExpectResult {
   std::string id;
