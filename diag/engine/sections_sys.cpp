@@ -113,19 +113,50 @@ void add(SourceResult& r, const std::string& id, const std::string& cause, Sever
                  std::nullopt, facts);
 }
 
+namespace {
+
+// One sysctl value against its recommendation; `l` is the line the evidence cites.
+void judge_sysctl(SourceResult& r, const Line& l, std::string_view name, std::string_view value) {
+  for (const auto& s : kSysctls) {
+    if (name != s.name) continue;
+    const long long v = leading_number(value);
+    if (v < 0 || static_cast<unsigned long long>(v) >= s.recommended) continue;
+    add(r, s.finding, "sysctl", Severity::kUnknown, l,
+        {{"sysctl", s.name}, {"observed", std::string(value)}, {"expected", ">= " + std::to_string(s.recommended)}});
+  }
+}
+
+// The sysctl a command line reads when it prints the bare value on the next
+// line: "cat /proc/sys/vm/max_map_count" (vm.max_map_count) or
+// "sysctl -n vm.max_map_count"; "" for any other line.
+std::string value_command_sysctl(std::string_view t) {
+  std::string name;
+  if (const std::size_t p = t.find("cat /proc/sys/"); p != std::string_view::npos) {
+    const std::string_view rest = t.substr(p + 14);
+    name = std::string(rest.substr(0, rest.find_first_of(" \t;|&")));
+    std::replace(name.begin(), name.end(), '/', '.');
+  } else if (const std::size_t n = t.find("sysctl -n "); n != std::string_view::npos) {
+    const std::string_view rest = trim(t.substr(n + 10));
+    name = std::string(rest.substr(0, rest.find_first_of(" \t;|&")));
+  }
+  return name;
+}
+
+}  // namespace
+
 void sysctl_values(const std::vector<Line>& lines, SourceResult& r) {
-  for (const auto& l : lines) {
-    const std::size_t eq = l.text.find(" = ");
-    if (eq == std::string_view::npos) continue;
-    const std::string_view name = trim(l.text.substr(0, eq));
-    const std::string_view value = trim(l.text.substr(eq + 3));
-    for (const auto& s : kSysctls) {
-      if (name != s.name) continue;
-      const long long v = leading_number(value);
-      if (v < 0 || static_cast<unsigned long long>(v) >= s.recommended) continue;
-      add(r, s.finding, "sysctl", Severity::kUnknown, l,
-          {{"sysctl", s.name}, {"observed", std::string(value)}, {"expected", ">= " + std::to_string(s.recommended)}});
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Line& l = lines[i];
+    if (const std::size_t eq = l.text.find(" = "); eq != std::string_view::npos) {
+      judge_sysctl(r, l, trim(l.text.substr(0, eq)), trim(l.text.substr(eq + 3)));
+      continue;
     }
+    // A command and its output pasted together: the value alone on the next line.
+    const std::string name = value_command_sysctl(l.text);
+    if (name.empty() || i + 1 >= lines.size()) continue;
+    const std::string_view value = trim(lines[i + 1].text);
+    if (!value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      judge_sysctl(r, l, name, value);
   }
 }
 

@@ -128,6 +128,15 @@ TEST(Sections, SysctlLimitsAndMounts) {
   EXPECT_TRUE(r.findings.has("limits.shm", "sysctl"));
   EXPECT_FALSE(r.findings.has("limits.somaxconn"));
   EXPECT_FALSE(r.findings.has("limits.max_map_count"));
+  // A command pasted with its output: the bare value on the next line.
+  r = parse("$ sudo cat /proc/sys/vm/max_map_count\n65530 \n");
+  ASSERT_TRUE(r.findings.has("limits.max_map_count", "sysctl"));
+  r = parse("[user@node ~]$ sysctl -n net.core.somaxconn\n4096\n");
+  EXPECT_TRUE(r.findings.has("limits.somaxconn", "sysctl"));
+  r = parse("cat /proc/sys/vm/max_map_count\n1048576\n");
+  EXPECT_FALSE(r.findings.has("limits.max_map_count"));
+  r = parse("cat /proc/sys/vm/max_map_count\nPermission denied 65530\n");  // not a bare value
+  EXPECT_FALSE(r.findings.has("limits.max_map_count"));
   r = parse("Limit                     Soft Limit           Hard Limit           Units\n"
             "Max open files            65535                65535                files\n"
             "Max locked memory         unlimited            unlimited            bytes\n");
