@@ -15,22 +15,29 @@ void add_from_signal(SourceResult& r, const std::string& id, const std::string& 
   r.findings.add({id, cause, ""}, sev, s.first, std::nullopt, facts);
 }
 
-// The folds of the rule data (rules.json "folds"): judged on the findings
-// as the rules and the resolvers above left them, applied in order.
+using IdCause = std::pair<std::string, std::string>;
+
+// A fold is due when a finding it folds is present and one of its `when`
+// references names another present finding (not one the fold itself takes).
+bool fold_due(const Fold& f, const std::vector<IdCause>& present) {
+  const auto folded = [&](const IdCause& p) { return f.finding.matches(p.first, p.second); };
+  if (std::none_of(present.begin(), present.end(), folded)) return false;
+  for (const FindingRef& w : f.when)
+    for (const IdCause& p : present)
+      if (w.matches(p.first, p.second) && !folded(p)) return true;
+  return false;
+}
+
+// The folds of the rule data (rules.json "folds"): all judged on one snapshot
+// of the findings as the rules and the resolvers left them, then applied in
+// order: each folded cause is dropped, or rekeyed into the fold's `into`.
 void apply_folds(FindingSet& findings, const std::vector<Fold>& folds) {
   if (folds.empty() || findings.empty()) return;
-  std::vector<std::pair<std::string, std::string>> present;
+  std::vector<IdCause> present;
   for (const auto& kv : findings.all()) present.emplace_back(kv.first.id, kv.first.cause);
   std::vector<const Fold*> due;
-  for (const auto& f : folds) {
-    const auto folded = [&](const std::pair<std::string, std::string>& p) { return f.finding.matches(p.first, p.second); };
-    if (std::none_of(present.begin(), present.end(), folded)) continue;
-    const bool explained = std::any_of(f.when.begin(), f.when.end(), [&](const FindingRef& w) {
-      return std::any_of(present.begin(), present.end(),
-                         [&](const auto& p) { return w.matches(p.first, p.second) && !folded(p); });
-    });
-    if (explained) due.push_back(&f);
-  }
+  for (const auto& f : folds)
+    if (fold_due(f, present)) due.push_back(&f);
   for (const Fold* f : due) {
     std::set<std::string> causes;
     for (const auto& kv : findings.all())
