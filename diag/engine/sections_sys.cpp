@@ -155,7 +155,7 @@ void sysctl_values(const std::vector<Line>& lines, SourceResult& r) {
     const std::string name = value_command_sysctl(l.text);
     if (name.empty() || i + 1 >= lines.size()) continue;
     const std::string_view value = trim(lines[i + 1].text);
-    if (!value.empty() && std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos)
       judge_sysctl(r, l, name, value);
   }
 }

@@ -127,21 +127,22 @@ TEST(CorpusCoverage, HeldOutSetsKeepTheirSizeAndUseThreadsNoOtherSampleUses) {
   const Json manifest = load_manifest_json(NODEPROBE_DIAG_CORPUS);
   ASSERT_TRUE(manifest.contains("batches") && manifest.at("batches").is_object());
   const Json& batches = manifest.at("batches");
+  const Json& all = manifest.at("samples");
   std::map<std::string, int> uses;  // source -> samples citing it
   std::map<std::string, int> size, healthy;
-  for (const auto& s : samples()) {
-    ++uses[s.spec.at("source").get<std::string>()];
-    const std::string batch = s.spec.value("batch", std::string());
+  for (const auto& s : all) {
+    ++uses[s.at("source").get<std::string>()];
+    const std::string batch = s.value("batch", std::string());
     if (batch.rfind("heldout-", 0) != 0) continue;
-    EXPECT_TRUE(batches.contains(batch)) << s.file << ": batch " << batch << " is not in the manifest's batches";
+    EXPECT_TRUE(batches.contains(batch)) << s.at("file") << ": batch " << batch << " is not in the manifest's batches";
     ++size[batch];
-    healthy[batch] += s.spec.value("healthy", false) ? 1 : 0;
+    healthy[batch] += s.value("healthy", false) ? 1 : 0;
   }
-  for (const auto& s : samples()) {
-    if (s.spec.value("batch", std::string()).rfind("heldout-", 0) != 0) continue;
-    EXPECT_EQ(uses[s.spec.at("source").get<std::string>()], 1) << s.file << ": its thread is cited elsewhere too";
-    if (s.spec.contains("known_miss")) {
-      EXPECT_GE(s.spec.at("known_miss").get<std::string>().size(), 10u) << s.file;
+  for (const auto& s : all) {
+    if (s.value("batch", std::string()).rfind("heldout-", 0) != 0) continue;
+    EXPECT_EQ(uses[s.at("source").get<std::string>()], 1) << s.at("file") << ": its thread is cited elsewhere too";
+    if (s.contains("known_miss")) {
+      EXPECT_GE(s.at("known_miss").get<std::string>().size(), 10u) << s.at("file");
     }
   }
   EXPECT_GE(batches.size(), 56u);  // A to BD when the table moved into the manifest
