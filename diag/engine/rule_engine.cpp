@@ -304,8 +304,13 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       fold = std::to_string(code);
       xid_code = code;
     } else if (rule.judge == "selinux") {
-      const std::string p = facts.value("permissive", std::string());
-      // Without permissive=, resolve_source decides from the mode the log shows.
+      // An AVC record says permissive=0/1; systemd's access trace says
+      // state=enforcing/permissive. Without either, resolve_source decides
+      // from the mode the log shows.
+      const std::string state = facts.value("state", std::string());
+      std::string p = facts.value("permissive", std::string());
+      if (p.empty() && state == "permissive") p = "1";
+      if (p.empty() && state == "enforcing") p = "0";
       if (p == "1") cause = "permissive";
       else if (p == "0") cause = "enforcing";
       std::string d = facts.value("comm", std::string("?")) + " {" + facts.value("perms", std::string("?")) +
