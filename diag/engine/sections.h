@@ -33,6 +33,10 @@ void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r);
 void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r);
 void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r);
 void lspci_links(const std::vector<Line>& lines, SourceResult& r);
+// The commands that print a sysctl's bare value on the next line
+// (sysctl_values reads both; report_sections looks for them first).
+inline constexpr std::string_view kCatProcSys = "cat /proc/sys/";
+inline constexpr std::string_view kSysctlValueOnly = "sysctl -n ";
 void sysctl_values(const std::vector<Line>& lines, SourceResult& r);
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r);
 void proc_limits(const std::vector<Line>& lines, SourceResult& r);

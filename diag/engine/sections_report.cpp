@@ -148,7 +148,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   const bool smiq = has("NVSMI LOG") || has("Remapped Rows") || has("Pending Page Blacklist") ||
                     has("Retired Pages") || has("Remapping Failure Occurred") || has("ECC Errors") ||
                     has("Clocks Event Reasons") || has("Clocks Throttle Reasons") || has("GPU Link Info");
-  const bool lspci = has("LnkSta:"), sysctl = has(" = ") || has("cat /proc/sys/") || has("sysctl -n "), ulimit = has("(kbytes, -l)") || has("(-n)");
+  const bool lspci = has("LnkSta:"), sysctl = has(" = ") || has(kCatProcSys) || has(kSysctlValueOnly), ulimit = has("(kbytes, -l)") || has("(-n)");
   const bool limits = has("Soft Limit") || has("Max locked memory") || has("Max open files") || has("Max processes"),
              limit_conf = has_item("nofile") || has_item("memlock") || has_item("nproc"),
              mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");

@@ -131,12 +131,12 @@ void judge_sysctl(SourceResult& r, const Line& l, std::string_view name, std::st
 // "sysctl -n vm.max_map_count"; "" for any other line.
 std::string value_command_sysctl(std::string_view t) {
   std::string name;
-  if (const std::size_t p = t.find("cat /proc/sys/"); p != std::string_view::npos) {
-    const std::string_view rest = t.substr(p + 14);
+  if (const std::size_t p = t.find(kCatProcSys); p != std::string_view::npos) {
+    const std::string_view rest = t.substr(p + kCatProcSys.size());
     name = std::string(rest.substr(0, rest.find_first_of(" \t;|&")));
     std::replace(name.begin(), name.end(), '/', '.');
-  } else if (const std::size_t n = t.find("sysctl -n "); n != std::string_view::npos) {
-    const std::string_view rest = trim(t.substr(n + 10));
+  } else if (const std::size_t n = t.find(kSysctlValueOnly); n != std::string_view::npos) {
+    const std::string_view rest = trim(t.substr(n + kSysctlValueOnly.size()));
     name = std::string(rest.substr(0, rest.find_first_of(" \t;|&")));
   }
   return name;
