@@ -6,8 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <cstring>
+#include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <set>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -19,6 +23,7 @@
 #include "nodeprobe/redact.h"
 #include "nodeprobe/report_json.h"
 #include "nodeprobe/version.h"
+#include "observations.h"
 #include "text_util.h"
 
 namespace nodeprobe::diag {
@@ -250,6 +255,26 @@ bool read_kmsg(const FsRoot& fs, std::string* out, std::string* why) {
   return !out->empty();
 }
 
+// The PCI addresses on the way from the host bridge to `dev` ("0000:00:01.0",
+// "0000:01:00.0", ..., `dev` itself last), from the real path of its sysfs
+// link (/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/...); empty when
+// the link cannot be resolved (a flat fixture tree, no sysfs).
+std::vector<std::string> pci_path(const FsRoot& fs, const std::string& dev) {
+  namespace sfs = std::filesystem;
+  std::error_code ec;
+  const sfs::path real = sfs::canonical(fs.resolve("/sys/bus/pci/devices/" + dev), ec);
+  std::vector<std::string> out;
+  if (ec) return out;
+  auto is_addr = [](const std::string& n) {
+    return n.size() == 12 && n[4] == ':' && n[7] == ':' && n[10] == '.' &&
+           std::all_of(n.begin(), n.end(), [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '.'; });
+  };
+  for (const auto& part : real)
+    if (is_addr(part.string())) out.push_back(part.string());
+  if (out.empty() || out.back() != dev) out.clear();
+  return out;
+}
+
 std::string first_line(const std::string& path) {
   std::ifstream in(path);
   std::string l;
@@ -258,6 +283,46 @@ std::string first_line(const std::string& path) {
 }
 
 }  // namespace
+
+std::optional<std::uint16_t> acs_control(const std::string& config) {
+  auto le = [&](std::size_t off, int bytes) {
+    std::uint32_t v = 0;
+    for (int b = bytes - 1; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(config[off + static_cast<std::size_t>(b)]);
+    return v;
+  };
+  std::size_t off = 0x100;
+  for (int hops = 0; hops < 96 && off >= 0x100 && off + 8 <= config.size(); ++hops) {
+    const std::uint32_t h = le(off, 4);
+    if (h == 0 || h == 0xffffffffu) break;
+    if ((h & 0xffffu) == kAcsCapId) return static_cast<std::uint16_t>(le(off + 6, 2));
+    off = (h >> 20) & 0xffcu;
+  }
+  return std::nullopt;
+}
+
+std::string acs_facts(const FsRoot& fs, const std::vector<std::string>& gpus) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const auto& gpu : gpus) {
+    const std::vector<std::string> path = pci_path(fs, gpu);
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+      const std::string& bridge = path[i];
+      if (!seen.insert(bridge + " " + gpu).second) continue;
+      const std::string config = fs.read("/sys/bus/pci/devices/" + bridge + "/config").value_or("");
+      // Without root the kernel shows the first 64 bytes: no extended capabilities.
+      if (config.size() < 0x100) {
+        out += "pci_acs_unreadable: " + bridge + "\n";
+        continue;
+      }
+      const auto ctl = acs_control(config);
+      if (!ctl) continue;
+      char hexv[8];
+      std::snprintf(hexv, sizeof hexv, "%04x", static_cast<unsigned>(*ctl));
+      out += "pci_acs: " + bridge + " " + gpu + " " + hexv + (i == 0 ? " root_port" : " switch_port") + "\n";
+    }
+  }
+  return out;
+}
 
 SpawnResult ProcessRunner::run(const std::vector<std::string>& argv, double timeout_s, const std::string& out_path) {
   SpawnOptions o;
@@ -423,6 +488,7 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   // PCI: vendor, device, class of every function (readable without root).
   facts += "pci_scan: /sys/bus/pci/devices\n";
   bool nvidia_pci = false;
+  std::vector<std::string> gpus;
   for (const auto& d : fs.list_dir("/sys/bus/pci/devices")) {
     const std::string base = "/sys/bus/pci/devices/" + d + "/";
     auto hex = [&](const char* f) {
@@ -432,7 +498,10 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
     const std::string vendor = hex("vendor"), cls = hex("class");
     facts += "pci: " + d + " " + vendor + " " + hex("device") + " " + cls + "\n";
     if (vendor == "10de") nvidia_pci = true;
+    if (vendor == "10de" && cls.rfind("03", 0) == 0) gpus.push_back(d);
   }
+  // ACS on the bridges above each GPU (extended config space: root only).
+  facts += acs_facts(fs, gpus);
   if (nvidia_pci) c.command({"lspci", "-d", "10de:", "-vv"}, "cmd/lspci-nvidia.txt");
   // Library and toolkit versions from file names.
   for (const char* libdir : {"/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib"}) {

@@ -10,6 +10,8 @@
 /// denials, and every byte written into the directory (files, command
 /// output, reports) passes the one redaction of nodeprobe/redact.h.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,14 @@ struct Manifest {
   bool root = false;
   std::vector<Artifact> files;
 };
+
+/// The PCIe ACS control register from a function's config space as sysfs gives it
+/// (4096 bytes for root; 64 without, which has no extended capabilities).
+std::optional<std::uint16_t> acs_control(const std::string& config);
+/// Fact lines "pci_acs: BRIDGE GPU CTL root_port|switch_port" for every
+/// bridge with ACS above each GPU, "pci_acs_unreadable: BRIDGE" where its
+/// extended config space cannot be read.
+std::string acs_facts(const FsRoot& fs, const std::vector<std::string>& gpus);
 
 Json manifest_to_json(const Manifest& m);
 /// Throws std::runtime_error with a one-line reason on a malformed manifest.

@@ -273,7 +273,7 @@ void fold_consequences(std::vector<Finding>& out, const Playbook& pb) {
     if (!e) continue;
     const PlaybookCause* pc = pb.cause(f.id, f.facts.value("cause", std::string()));
     const std::vector<std::string>& parents =
-        pc && !pc->consequence_of.empty() ? pc->consequence_of : e->consequence_of;
+        pc && pc->own_consequence_of ? pc->consequence_of : e->consequence_of;
     if (parents.empty()) continue;
     Finding* root = nullptr;
     for (auto& g : out) {

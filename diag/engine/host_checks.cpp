@@ -1,6 +1,7 @@
 #include "host_checks.h"
 
 #include <algorithm>
+#include <set>
 
 namespace nodeprobe::diag {
 namespace {
@@ -41,6 +42,15 @@ bool cuda_version(const std::string& s, int* major, int* minor) {
   *major = static_cast<int>(a);
   *minor = static_cast<int>(b);
   return true;
+}
+
+// The control register as lspci -vv prints it ("SrcValid+ TransBlk- ReqRedir+ ...").
+std::string acs_control_text(unsigned ctl) {
+  static const char* const kNames[] = {"SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl",
+                                       "DirectTrans"};
+  std::string out;
+  for (unsigned b = 0; b < 7; ++b) out += std::string(b ? " " : "") + kNames[b] + ((ctl >> b) & 1u ? "+" : "-");
+  return out;
 }
 
 bool efa_expected_for(const std::string& instance_type, const Playbook& pb) {
@@ -127,6 +137,29 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
     add(out, "gpu.fabric_manager", "version_mismatch", Severity::kUnknown,
         "nv-fabricmanager " + *h.fm_version + ", driver " + *drv,
         {{"fm_version", *h.fm_version}, {"driver_version", *drv}});
+  // ---- PCIe ACS on the switches between GPUs -------------------------------------------------
+  // Redirect or egress control on a switch port sends peer-to-peer traffic
+  // between the GPUs below it up to the root complex (NCCL's troubleshooting
+  // guide: slow P2P, or hangs with an IOMMU). Root ports are left out: traffic
+  // between root ports goes through the root complex anyway.
+  if (h.gpus_on_pci && *h.gpus_on_pci >= 2) {
+    std::set<std::string> bridges, gpus;
+    const AcsPort* first = nullptr;
+    for (const auto& a : h.acs_ports) {
+      if (!a.switch_port || (a.ctl & kAcsP2pBits) == 0) continue;
+      if (!first) first = &a;
+      bridges.insert(a.bridge);
+      gpus.insert(a.gpu);
+    }
+    if (first) {
+      const std::string ctl = acs_control_text(first->ctl);
+      add(out, "gpu.pcie_degraded", "acs_redirect", Severity::kUnknown,
+          "ACSCtl: " + ctl + " on switch port " + first->bridge + " above GPU " + first->gpu + " (" +
+              std::to_string(bridges.size()) + " switch port(s), " + std::to_string(gpus.size()) + " GPU(s) below them)",
+          {{"bridge", first->bridge}, {"acsctl", ctl}, {"bridges", std::to_string(bridges.size())},
+           {"gpus", std::to_string(gpus.size())}});
+    }
+  }
   // ---- EFA ------------------------------------------------------------------------------------
   if (ii && ii->efa && h.efa_devices && *h.efa_devices == 0)
     add(out, "efa.missing", "", Severity::kUnknown, instance_type + " has EFA; no EFA device or provider found",

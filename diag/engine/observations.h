@@ -17,6 +17,20 @@
 namespace nodeprobe::diag {
 
 /// Host facts: each is known only when some source said so.
+/// PCIe Access Control Services: the ACS extended capability's id, and the
+/// bits of its control register that send peer-to-peer requests up to the
+/// root complex or block them (P2P Request Redirect, Completion Redirect,
+/// Egress Control); Source Validation and Translation Blocking do not.
+constexpr std::uint16_t kAcsCapId = 0x000d;
+constexpr std::uint16_t kAcsP2pBits = 0x0004 | 0x0008 | 0x0020;
+
+/// One bridge with ACS on the way to a GPU.
+struct AcsPort {
+  std::string bridge, gpu;
+  unsigned ctl = 0;          ///< the ACS control register
+  bool switch_port = false;  ///< a PCIe switch's port, not a root port
+};
+
 struct HostObs {
   std::optional<std::string> driver_version;   ///< loaded kernel module (/proc/driver/nvidia/version)
   std::optional<bool> driver_loaded;           ///< false: the version file is known to be absent
@@ -37,6 +51,9 @@ struct HostObs {
   std::optional<std::string> fm_version;       ///< nv-fabricmanager --version
   std::set<std::string> fi_providers;
   std::optional<std::string> instance_type;
+  /// Bridges with PCIe ACS above the GPUs (facts "pci_acs:"): empty when none
+  /// has it or the scan could not read extended config space (not root).
+  std::vector<AcsPort> acs_ports;
 
   /// Fills facts this one lacks from `o`.
   void merge(const HostObs& o);

@@ -228,6 +228,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
         pc.action = need_string(c.value(), "action", doc, cw, false);
         if (!pc.action.empty() && action_rank(pc.action) < 0) fail(doc, cw + ": unknown action '" + pc.action + "'");
         pc.consequence_of = string_list(c.value(), "consequence_of", doc, cw, false, false);
+        pc.own_consequence_of = c.value().contains("consequence_of");
         for (const auto& q : pc.consequence_of)
           if (q.back() != '.' && !find_finding_kind(q)) fail(doc, cw + ".consequence_of: unknown finding id '" + q + "'");
         if (c.value().contains("remedy_only")) {

@@ -28,7 +28,8 @@ struct PlaybookCause {
   std::vector<std::string> refs;
   bool remedy_only = false;                ///< these steps replace the entry's
   std::string action;                      ///< "" = the entry's
-  std::vector<std::string> consequence_of; ///< empty = the entry's
+  std::vector<std::string> consequence_of; ///< what it follows from when own_consequence_of
+  bool own_consequence_of = false;         ///< the cause says (an empty list: nothing); else the entry's
 };
 
 struct PlaybookEntry {

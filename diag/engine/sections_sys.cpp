@@ -1,6 +1,7 @@
 // Structured OS outputs: sysctl, ulimit -a, /proc/<pid>/limits, mounts,
 // softnet_stat, fi_info, driver/module versions, nodeprobe's own fact files.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "nodeprobe/host_facts.h"
@@ -357,6 +358,17 @@ void node_facts(const std::vector<Line>& lines, SourceResult& r) {
     else if (key == "infiniband" && (starts_with(value, "efa") || starts_with(value, "rdmap"))) ++efa;
     else if (key == "nvidia_proc_version" && value == "absent") r.host.driver_loaded = false;
     else if (key == "scaling_governor") governors.emplace_back(value, &l);
+    else if (key == "pci_acs") {  // "0000:00:01.0 0000:01:00.0 001d switch_port"
+      const auto w = words(value);
+      if (w.size() >= 4) {
+        AcsPort a;
+        a.bridge = std::string(w[0]);
+        a.gpu = std::string(w[1]);
+        a.ctl = static_cast<unsigned>(std::strtoul(std::string(w[2]).c_str(), nullptr, 16));
+        a.switch_port = w[3] == "switch_port";
+        r.host.acs_ports.push_back(std::move(a));
+      }
+    }
   }
   if (pci) r.host.gpus_on_pci = gpus_on_pci;
   if (pci) r.host.nvswitches = nvswitches;

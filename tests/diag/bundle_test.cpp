@@ -156,6 +156,113 @@ std::string findings_json(const Report& r) {
   return j.dump(1);
 }
 
+// Collects the fixture node into work/c and packs it as work/bundle.tar.gz.
+void collect_bundle(FixtureNode& node, TempDir& work) {
+  CollectOptions co;
+  co.fs = &node.fs;
+  co.runner = &node.runner;
+  co.envp = node.envp.data();
+  co.now = 1764432000;
+  const Manifest m = collect_artifacts(co, work.file("c"));
+  TarGzWriter w(work.file("bundle.tar.gz"));
+  w.add_file("nodeprobe-bundle/manifest.json", work.file("c/manifest.json"));
+  for (const auto& a : m.files)
+    if (a.status == "ok" || a.status == "truncated") w.add_file("nodeprobe-bundle/" + a.path, work.file("c/" + a.path));
+  w.finish();
+}
+
+// A PCIe config space (4096 bytes, as root reads it) whose extended
+// capabilities are AER at 0x100 and, when acs_ctl >= 0, ACS at 0x148.
+std::string pcie_config(int acs_ctl) {
+  std::string c(4096, '\0');
+  auto put32 = [&](std::size_t off, std::uint32_t v) {
+    for (int b = 0; b < 4; ++b) c[off + static_cast<std::size_t>(b)] = static_cast<char>((v >> (8 * b)) & 0xffu);
+  };
+  put32(0x100, 0x0001u | (1u << 16) | ((acs_ctl >= 0 ? 0x148u : 0u) << 20));  // AER, version 1, next
+  if (acs_ctl >= 0) {
+    put32(0x148, 0x000du | (1u << 16));                                 // ACS, last
+    put32(0x14c, 0x007fu | (static_cast<std::uint32_t>(acs_ctl) << 16));  // capability, control
+  }
+  return c;
+}
+
+// A root port, a PCIe switch (upstream port and two downstream ports) and a
+// GPU below each downstream port, linked from /sys/bus/pci/devices as sysfs does.
+void add_pcie_switch(const std::string& root, int downstream_acs, const std::string& root_config) {
+  const std::string top = "sys/devices/pci0000:00/0000:00:01.0";
+  const std::string sw = top + "/0000:01:00.0";
+  const std::vector<std::pair<std::string, std::string>> devs = {
+      {top, "060400"}, {sw, "060400"}, {sw + "/0000:02:08.0", "060400"}, {sw + "/0000:02:10.0", "060400"},
+      {sw + "/0000:02:08.0/0000:03:00.0", "030200"}, {sw + "/0000:02:10.0/0000:04:00.0", "030200"}};
+  fs::create_directories(root + "/sys/bus/pci/devices");
+  for (const auto& [dir, cls] : devs) {
+    const std::string addr = fs::path(dir).filename().string();
+    const bool bridge = cls == "060400";
+    put(root, dir + "/vendor", bridge ? "0x10b5\n" : "0x10de\n");
+    put(root, dir + "/device", bridge ? "0x8747\n" : "0x2330\n");
+    put(root, dir + "/class", "0x" + cls + "\n");
+    if (bridge)
+      put(root, dir + "/config", addr == "0000:00:01.0" ? root_config : addr == "0000:01:00.0" ? pcie_config(-1)
+                                                                                              : pcie_config(downstream_acs));
+    fs::create_directory_symlink("../../../" + dir.substr(4), root + "/sys/bus/pci/devices/" + addr);
+  }
+}
+
+TEST(Collector, AcsControlFromConfigSpace) {
+  EXPECT_EQ(acs_control(pcie_config(0x1d)), std::optional<std::uint16_t>(0x1d));
+  EXPECT_EQ(acs_control(pcie_config(0)), std::optional<std::uint16_t>(0));
+  EXPECT_EQ(acs_control(pcie_config(-1)), std::nullopt);
+  EXPECT_EQ(acs_control(std::string(64, '\x01')), std::nullopt);  // without root: 64 bytes
+  std::string loop = pcie_config(-1);
+  loop[0x102] = 0x01;
+  loop[0x103] = 0x10;  // next = 0x100: a loop ends, not hangs
+  EXPECT_EQ(acs_control(loop), std::nullopt);
+}
+
+// ACS redirect on the switch between two GPUs: a warning, named the same live
+// and from the node's bundle; without root (64-byte config) nothing is claimed.
+TEST(Collector, AcsRedirectOnASwitchIsOneVerdictLiveAndFromTheBundle) {
+  for (const int ctl : {0x001d, 0x0001}) {
+    FixtureNode node;
+    add_pcie_switch(node.root.path(), ctl, pcie_config(0x001f));
+    DiagInputs in = node.inputs();
+    in.live = true;
+    Report live;
+    diagnose(live, in);
+    const Finding* acs = nullptr;
+    for (const auto& f : live.findings)
+      if (f.id == "gpu.pcie_degraded" && f.facts.value("cause", "") == "acs_redirect") acs = &f;
+    if (ctl == 0x0001) {
+      EXPECT_EQ(acs, nullptr) << "Source Validation alone redirects nothing";
+      continue;
+    }
+    ASSERT_NE(acs, nullptr);
+    EXPECT_EQ(acs->severity, Severity::kWarn);
+    EXPECT_EQ(acs->facts.value("bridges", ""), "2");
+    EXPECT_EQ(acs->facts.value("gpus", ""), "2");
+    TempDir work;
+    collect_bundle(node, work);
+    const std::string facts = read_file(work.file("c/facts/host.txt"));
+    EXPECT_NE(facts.find("pci_acs: 0000:00:01.0 0000:03:00.0 001f root_port"), std::string::npos) << facts;
+    EXPECT_NE(facts.find("pci_acs: 0000:02:08.0 0000:03:00.0 001d switch_port"), std::string::npos) << facts;
+    EXPECT_EQ(facts.find("pci_acs: 0000:01:00.0"), std::string::npos) << "the upstream port has no ACS";
+    DiagInputs bin;
+    bin.bundle = work.file("bundle.tar.gz");
+    bin.tmp_dir = work.path();
+    Report from_bundle;
+    diagnose(from_bundle, bin);
+    EXPECT_EQ(findings_json(from_bundle), findings_json(live));
+  }
+  FixtureNode node;
+  add_pcie_switch(node.root.path(), 0x001d, std::string(64, '\0'));
+  for (const char* b : {"0000:01:00.0", "0000:02:08.0", "0000:02:10.0"})
+    write_file(node.root.path() + "/sys/devices/pci0000:00/0000:00:01.0/" +
+                   (std::string(b) == "0000:01:00.0" ? std::string() : "0000:01:00.0/") + b + "/config",
+               std::string(64, '\0'));
+  EXPECT_EQ(acs_facts(node.fs, {"0000:03:00.0"}),
+            "pci_acs_unreadable: 0000:00:01.0\npci_acs_unreadable: 0000:01:00.0\npci_acs_unreadable: 0000:02:08.0\n");
+}
+
 TEST(Collector, LiveDiagnosisOnAFixtureNode) {
   FixtureNode node;
   DiagInputs in = node.inputs();
@@ -193,19 +300,7 @@ TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
   diagnose(live, in);
 
   TempDir work;
-  CollectOptions co;
-  co.fs = &node.fs;
-  co.runner = &node.runner;
-  co.envp = node.envp.data();
-  co.now = 1764432000;
-  const Manifest m = collect_artifacts(co, work.file("c"));
-  {
-    TarGzWriter w(work.file("bundle.tar.gz"));
-    w.add_file("nodeprobe-bundle/manifest.json", work.file("c/manifest.json"));
-    for (const auto& a : m.files)
-      if (a.status == "ok" || a.status == "truncated") w.add_file("nodeprobe-bundle/" + a.path, work.file("c/" + a.path));
-    w.finish();
-  }
+  collect_bundle(node, work);
   // No secret anywhere in what was collected.
   for (const auto& e : fs::recursive_directory_iterator(work.file("c"))) {
     if (!e.is_regular_file()) continue;

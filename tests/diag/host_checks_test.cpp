@@ -93,5 +93,30 @@ TEST(HostChecks, CountModelAndEfaAgainstTheInstanceType) {
   EXPECT_EQ(get(check(h, "p4d.24xlarge"), "gpu.count_mismatch")->facts.value("cause", ""), "model_mismatch");
 }
 
+// PCIe ACS: redirect bits on a switch port above GPUs are a finding; root
+// ports, Source Validation alone, and a single GPU are not.
+TEST(HostChecks, AcsRedirectOnASwitchPortAboveGpus) {
+  HostObs h;
+  h.gpus_on_pci = 2;
+  h.acs_ports = {{"0000:00:01.0", "0000:03:00.0", 0x001f, false},   // root port: left out
+                 {"0000:02:08.0", "0000:03:00.0", 0x0001, true},    // SrcValid only
+                 {"0000:02:10.0", "0000:04:00.0", 0x0001, true}};
+  EXPECT_EQ(get(check(h), "gpu.pcie_degraded"), nullptr);
+  h.acs_ports.push_back({"0000:02:08.0", "0000:05:00.0", 0x001d, true});
+  h.acs_ports.push_back({"0000:02:10.0", "0000:04:00.0", 0x000c, true});
+  auto v = check(h);
+  const Finding* f = get(v, "gpu.pcie_degraded");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->facts.value("cause", ""), "acs_redirect");
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_EQ(f->facts.value("acsctl", ""), "SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-");
+  EXPECT_EQ(f->facts.value("bridges", ""), "2");
+  ASSERT_FALSE(f->evidence.empty());
+  EXPECT_NE(f->evidence[0].text.find("switch port 0000:02:08.0"), std::string::npos) << f->evidence[0].text;
+  EXPECT_NE(f->title.find("0000:02:08.0"), std::string::npos) << f->title;
+  h.gpus_on_pci = 1;
+  EXPECT_EQ(get(check(h), "gpu.pcie_degraded"), nullptr);
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag
