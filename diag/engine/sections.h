@@ -38,6 +38,7 @@ void lspci_links(const std::vector<Line>& lines, SourceResult& r);
 inline constexpr std::string_view kCatProcSys = "cat /proc/sys/";
 inline constexpr std::string_view kSysctlValueOnly = "sysctl -n ";
 void sysctl_values(const std::vector<Line>& lines, SourceResult& r);
+void memory_snapshot(const std::vector<Line>& lines, SourceResult& r);
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r);
 void proc_limits(const std::vector<Line>& lines, SourceResult& r);
 /// pam_limits' limits.conf lines (nofile, nproc, memlock).

@@ -153,12 +153,13 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
              limit_conf = has_item("nofile") || has_item("memlock") || has_item("nproc"),
              mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
+  const bool mem = has(" avail Mem") || has("MemAvailable:") || (has("available") && has("Mem:"));
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
-  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || limit_conf || mnt || fi || ver || facts || soft)) return;
+  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || limit_conf || mnt || fi || ver || facts || mem || soft)) return;
   // Wrappers off only where a table, listing or -q output may be read: the
   // generic markers (a "/dev/" path, " = ", a small file) are everywhere and
   // their parsers read whole words.
-  const std::vector<Line> lines = split_lines(doc, smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts);
+  const std::vector<Line> lines = split_lines(doc, smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem);
   if (smi) nvidia_smi_table(lines, r);
   if (smiq) nvidia_smi_query(lines, r);
   if (smil) nvidia_smi_list(lines, r);
@@ -172,6 +173,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (fi) fi_info(lines, r);
   if (ver) versions(lines, r);
   if (facts) node_facts(lines, r);
+  if (mem) memory_snapshot(lines, r);
 }
 
 std::string detect_kind(std::string_view head) {

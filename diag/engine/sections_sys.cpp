@@ -1,9 +1,11 @@
 // Structured OS outputs: sysctl, ulimit -a, /proc/<pid>/limits, mounts,
 // softnet_stat, fi_info, driver/module versions, nodeprobe's own fact files.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "nodeprobe/size.h"
 #include "nodeprobe/host_facts.h"
 #include "normalise.h"
 #include "sections.h"
@@ -235,6 +237,85 @@ void proc_limits(const std::vector<Line>& lines, SourceResult& r) {
       const auto w = value_of("Max processes", "processes");
       if (!w.empty()) judge_limit(r, l, "nproc", w[0], 1, sigpending);
     }
+  }
+}
+
+// How much memory the host had left in a snapshot people paste: top's
+// summary ("MiB Mem : 128686.2 total, ..." and "MiB Swap: ... 524.7 avail
+// Mem"), free ("Mem:" and "Swap:" rows under a header with "available"),
+// /proc/meminfo (MemTotal, MemAvailable, SwapFree). Available memory under
+// 3% of the total with no swap to fall back on is a host about to run out.
+void memory_snapshot(const std::vector<Line>& lines, SourceResult& r) {
+  struct Snap {
+    double total = -1, avail = -1, swap_free = -1;
+    const Line* at = nullptr;
+    std::string tool;
+  };
+  std::vector<Snap> snaps;
+  Snap cur;
+  std::vector<std::string_view> free_header;
+  auto num = [](std::string_view w) -> double {
+    const auto v = parse_size(w);
+    return v ? static_cast<double>(*v) : -1.0;
+  };
+  auto done = [&]() {
+    if (cur.total > 0 && cur.avail >= 0) snaps.push_back(cur);
+    cur = Snap{};
+  };
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    const auto w = words(t);
+    if (w.size() >= 4 && (w[1] == "Mem" || w[1] == "Mem:") && w[0].size() == 3 && w[0].substr(1) == "iB") {
+      // top: "MiB Mem :  128686.2 total,    571.3 free, ..."
+      done();
+      const std::size_t k = t.find(" total,");
+      if (k != std::string_view::npos) {
+        const std::size_t b = t.find_last_of(" :", k - 1);
+        cur.total = num(t.substr(b + 1, k - b - 1));
+        cur.tool = "top";
+      }
+    } else if (cur.tool == "top" && contains(t, "Swap:") && contains(t, " avail Mem")) {
+      // "MiB Swap:      0.0 total,      0.0 free,      0.0 used.    524.7 avail Mem"
+      const std::size_t k = t.find(" avail Mem");
+      const std::size_t b = t.find_last_of(' ', t.find_last_not_of(' ', k - 1));
+      cur.avail = num(t.substr(b + 1, k - b - 1));
+      const std::size_t f = t.find(" free,");
+      if (f != std::string_view::npos) {
+        const std::size_t fb = t.find_last_of(" ,", t.find_last_not_of(' ', f - 1));
+        cur.swap_free = num(t.substr(fb + 1, f - fb - 1));
+      }
+      cur.at = &l;
+      done();
+    } else if (!w.empty() && w.front() == "total" && std::find(w.begin(), w.end(), "available") != w.end()) {
+      free_header = w;  // free: "total used free shared buff/cache available"
+    } else if (!free_header.empty() && w.size() == free_header.size() + 1 && w[0] == "Mem:") {
+      done();
+      const std::size_t a = static_cast<std::size_t>(std::find(free_header.begin(), free_header.end(), "available") - free_header.begin());
+      cur.total = num(w[1]);
+      cur.avail = num(w[a + 1]);
+      cur.tool = "free";
+      cur.at = &l;
+    } else if (cur.tool == "free" && w.size() >= 4 && w[0] == "Swap:") {
+      cur.swap_free = num(w[3]);
+      done();
+    } else if (w.size() >= 2 && w[0] == "MemTotal:") {
+      done();
+      cur.total = num(w[1]);
+      cur.tool = "meminfo";
+    } else if (cur.tool == "meminfo" && w.size() >= 2 && w[0] == "MemAvailable:") {
+      cur.avail = num(w[1]);
+      cur.at = &l;
+    } else if (cur.tool == "meminfo" && w.size() >= 2 && w[0] == "SwapFree:") {
+      cur.swap_free = num(w[1]);
+      done();
+    }
+  }
+  done();
+  for (const auto& s : snaps) {
+    if (!s.at || s.avail >= 0.03 * s.total || s.swap_free >= 0.03 * s.total) continue;
+    char detail[160];
+    std::snprintf(detail, sizeof detail, "%.1f%% of the memory available (%s)", 100.0 * s.avail / s.total, s.tool.c_str());
+    add(r, "host.oom", "memory_exhausted", Severity::kUnknown, *s.at, {{"detail", std::string(detail)}});
   }
 }
 

@@ -183,6 +183,39 @@ TEST(Sections, SysctlLimitsAndMounts) {
   EXPECT_EQ(r.findings.all().begin()->second.facts.at("mountpoint"), "/scratch");
 }
 
+// Memory snapshots (top, free, /proc/meminfo): under 3% available and no
+// swap left is a host about to run out; a busy host with room is quiet.
+TEST(Sections, MemorySnapshots) {
+  const std::pair<const char*, bool> cases[] = {
+      {"top - 01:20:22 up  1:01,  1 user,  load average: 51.09, 19.76, 12.06\n"
+       "MiB Mem :  64000.0 total,    301.3 free,  63500.8 used,     198.1 buff/cache\n"
+       "MiB Swap:      0.0 total,      0.0 free,      0.0 used.    402.7 avail Mem\n",
+       true},
+      {"MiB Mem :  64000.0 total,    301.3 free,  33500.8 used,   30198.1 buff/cache\n"
+       "MiB Swap:   8192.0 total,   8192.0 free,      0.0 used.  29902.7 avail Mem\n",
+       false},
+      {"MiB Mem :  64000.0 total,    301.3 free,  63500.8 used,     198.1 buff/cache\n"
+       "MiB Swap:  32768.0 total,  30000.0 free,   2768.0 used.    402.7 avail Mem\n",
+       false},  // swapping, not out
+      {"               total        used        free      shared  buff/cache   available\n"
+       "Mem:           125Gi       124Gi       310Mi       1.0Mi       690Mi       820Mi\n"
+       "Swap:             0B          0B          0B\n",
+       true},
+      {"              total        used        free      shared  buff/cache   available\n"
+       "Mem:      131771264    20112312     1203140       10240   110455812   110132100\n"
+       "Swap:             0           0           0\n",
+       false},
+      {"MemTotal:       131771264 kB\nMemFree:          1203140 kB\nMemAvailable:    1003140 kB\n"
+       "SwapTotal:             0 kB\nSwapFree:              0 kB\n",
+       true},
+      {"MemTotal:       131771264 kB\nMemFree:          1203140 kB\nMemAvailable:   90003140 kB\n"
+       "SwapTotal:             0 kB\nSwapFree:              0 kB\n",
+       false},
+  };
+  for (const auto& [text, low] : cases)
+    EXPECT_EQ(parse(text).findings.has("host.oom", "memory_exhausted"), low) << text;
+}
+
 TEST(Sections, NodeprobeReportChecksBecomeFindings) {
   const std::string report = R"({"schema": "nodeprobe.report/1", "tool": {"name": "nodeprobe-limits", "version": "0.1.0", "git": ""},
     "run": {"id": "x", "label": "", "argv": [], "started": "2026-01-01T00:00:00Z", "finished": ""},
