@@ -23,6 +23,8 @@ bool starts_with(std::string_view s, std::string_view p);
 bool contains(std::string_view s, std::string_view p);
 /// Leading unsigned integer, or -1.
 long long leading_number(std::string_view s);
+/// The words of `s`, split on spaces and tabs.
+std::vector<std::string_view> words(std::string_view s);
 
 /// Adds a structured observation (no timestamp: it describes the present).
 void add(SourceResult& r, const std::string& id, const std::string& cause, Severity severity,
@@ -37,6 +39,8 @@ void lspci_links(const std::vector<Line>& lines, SourceResult& r);
 // (sysctl_values reads both; report_sections looks for them first).
 inline constexpr std::string_view kCatProcSys = "cat /proc/sys/";
 inline constexpr std::string_view kSysctlValueOnly = "sysctl -n ";
+void nvidia_smi_csv(const std::vector<Line>& lines, SourceResult& r);
+void dcgmi_dmon(const std::vector<Line>& lines, SourceResult& r);
 void sysctl_values(const std::vector<Line>& lines, SourceResult& r);
 void memory_snapshot(const std::vector<Line>& lines, SourceResult& r);
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r);

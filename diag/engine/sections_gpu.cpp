@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "playbook.h"
 #include "sections.h"
 #include "text_util.h"
 
@@ -42,6 +43,30 @@ std::string value_after(std::string_view line, std::string_view key) {
 }
 
 }  // namespace
+
+// An Xid read from a table or a query rather than the kernel log: the same
+// facts the xid judge gives a kernel line (name, meaning, action class).
+void add_xid(SourceResult& r, const Line& l, int code, const std::string& gpu, const std::string& via) {
+  const XidInfo x = default_playbook().xid(code);
+  Json facts = {{"code", std::to_string(code)}, {"xid_name", x.name}, {"xid_meaning", x.meaning},
+                {"xid_action", x.action}, {"xid_node_action", x.node_action}, {"reported_as", via}};
+  if (!gpu.empty()) facts["pci"] = gpu;
+  add(r, "gpu.xid", code == 119 || code == 120 ? "gsp" : "", x.severity, l, facts, std::to_string(code));
+}
+
+// The driver's recovery action for a GPU (nvidia-smi -q "GPU Recovery
+// Action", --query-gpu=gpu_recovery_action, R550+): anything but None is
+// what the driver announces with Xid 154.
+bool recovery_needed(std::string_view v, SourceResult& r, const Line& l, const std::string& gpu, const std::string& via) {
+  if (v != "Reset" && v != "Reboot" && v != "Drain P2P" && v != "Drain and Reset") return false;
+  const XidInfo x = default_playbook().xid(154);
+  add(r, "gpu.xid", "", x.severity, l,
+      {{"code", "154"}, {"xid_name", x.name}, {"xid_meaning", x.meaning}, {"xid_action", x.action},
+       {"xid_node_action", v == "Reboot" ? "reboot" : "reset-gpu"}, {"recovery_action", std::string(v)},
+       {"reported_as", via}, {"pci", gpu}},
+      "154");
+  return true;
+}
 
 void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
   int in_table = 0;  // GPUs seen in the current table
@@ -154,6 +179,7 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       continue;
     }
     if (key == "Product Name" && r.host.gpu_models.size() < 16) r.host.gpu_models.push_back(value);
+    if (key == "GPU Recovery Action") recovery_needed(value, r, l, gpu.id, "nvidia-smi -q GPU Recovery Action: " + value);
     if ((in("Clocks Throttle Reasons") || in("Clocks Event Reasons")) && value == "Active" &&
         (key == "HW Slowdown" || key == "HW Thermal Slowdown" || key == "HW Power Brake Slowdown" ||
          key == "SW Thermal Slowdown")) {
@@ -317,6 +343,98 @@ void dcgmi_nvlink(const std::vector<Line>& lines, SourceResult& r) {
       add(r, "gpu.nvlink", "links_inactive", Severity::kUnknown, l,
           {{"gpu", gpu}, {"active", std::to_string(up)}, {"links", std::to_string(up + down)}});
     gpu.clear();
+  }
+}
+
+// nvidia-smi --query-gpu=... --format=csv: the field names from the header
+// line ("index, gpu_recovery_action", units in brackets dropped) or, with
+// noheader, from the command line pasted above the rows; then one row per
+// GPU, comma-separated. Judged like the same fields of nvidia-smi -q.
+void nvidia_smi_csv(const std::vector<Line>& lines, SourceResult& r) {
+  auto split_csv = [](std::string_view t) {
+    std::vector<std::string> out;
+    std::size_t b = 0;
+    for (;;) {
+      const std::size_t c = t.find(',', b);
+      std::string f(trim(t.substr(b, c == std::string_view::npos ? std::string_view::npos : c - b)));
+      if (const std::size_t u = f.find(" ["); u != std::string::npos && f.back() == ']') f.resize(u);
+      out.push_back(std::move(f));
+      if (c == std::string_view::npos) break;
+      b = c + 1;
+    }
+    return out;
+  };
+  auto known = [](const std::string& f) {
+    return f == "gpu_recovery_action" || f.rfind("retired_pages.", 0) == 0 || f.rfind("remapped_rows.", 0) == 0 ||
+           f.rfind("ecc.errors.uncorrected.", 0) == 0 || f.rfind("clocks_throttle_reasons.", 0) == 0 ||
+           f.rfind("clocks_event_reasons.", 0) == 0;
+  };
+  std::vector<std::string> fields;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    if (const std::size_t q = t.find("--query-gpu="); q != std::string_view::npos) {
+      std::string_view spec = t.substr(q + 12);
+      spec = spec.substr(0, spec.find_first_of(" \t"));
+      if (!spec.empty() && (spec.front() == '"' || spec.front() == '\'')) spec = spec.substr(1);
+      if (!spec.empty() && (spec.back() == '"' || spec.back() == '\'')) spec.remove_suffix(1);
+      fields = contains(t, "noheader") ? split_csv(spec) : std::vector<std::string>();
+      continue;
+    }
+    const std::vector<std::string> cells = split_csv(t);
+    if (cells.size() >= 2 && std::any_of(cells.begin(), cells.end(), known) &&
+        std::none_of(cells.begin(), cells.end(), [](const std::string& c) { return c.empty() || c.find(' ') != std::string::npos; })) {
+      fields = cells;  // a header
+      continue;
+    }
+    if (fields.empty() || cells.size() != fields.size()) {
+      if (!t.empty() && cells.size() != fields.size()) fields.clear();
+      continue;
+    }
+    std::string gpu;
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (fields[i] == "pci.bus_id" || (gpu.empty() && fields[i] == "index")) gpu = cells[i];
+    std::vector<std::string> throttles;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const std::string& f = fields[i];
+      // A comment the user typed after the value ("Reset   <= reset required") is not part of it.
+      const std::string v = cells[i].substr(0, cells[i].find("  "));
+      if (f == "gpu_recovery_action") recovery_needed(v, r, l, gpu, "nvidia-smi --query-gpu gpu_recovery_action: " + v);
+      else if (f == "retired_pages.pending" && v == "Yes") add(r, "gpu.ecc", "retirement_pending", Severity::kUnknown, l, {{"gpu", gpu}});
+      else if (f == "remapped_rows.pending" && v == "Yes") add(r, "gpu.ecc", "remap_pending", Severity::kUnknown, l, {{"gpu", gpu}});
+      else if (f == "remapped_rows.failure" && v == "Yes")
+        add(r, "gpu.ecc", "remap_failed", Severity::kUnknown, l, {{"gpu", gpu}, {"ecc_field", f}});
+      else if (f.rfind("ecc.errors.uncorrected.volatile.", 0) == 0 && leading_number(v) > 0)
+        add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu}, {"ecc_field", f}});
+      else if ((f.rfind("clocks_throttle_reasons.", 0) == 0 || f.rfind("clocks_event_reasons.", 0) == 0) && v == "Active" &&
+               (contains(f, ".hw_slowdown") || contains(f, ".hw_thermal_slowdown") ||
+                contains(f, ".hw_power_brake_slowdown") || contains(f, ".sw_thermal_slowdown")))
+        throttles.push_back(f.substr(f.find('.') + 1));
+    }
+    if (!throttles.empty()) {
+      std::string reasons;
+      for (const auto& t2 : throttles) reasons += (reasons.empty() ? "" : ", ") + t2;
+      add(r, "gpu.compute_slow", "throttled", Severity::kUnknown, l, {{"gpu", gpu}, {"throttle_reasons", reasons}});
+    }
+  }
+}
+
+// dcgmi dmon: "#Entity   XIDER ..." then "GPU 1      120 ...": the last Xid
+// per GPU (field 230, DCGM_FI_DEV_XID_ERRORS); 0 is none.
+void dcgmi_dmon(const std::vector<Line>& lines, SourceResult& r) {
+  std::size_t col = std::string::npos;
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    const auto w = words(t);
+    if (!w.empty() && w[0] == "#Entity") {
+      col = std::string::npos;
+      for (std::size_t i = 1; i < w.size(); ++i)
+        if (w[i] == "XIDER") col = i + 1;  // data rows have "GPU N" in two words
+      continue;
+    }
+    if (col == std::string::npos || w.size() <= col || (w[0] != "GPU" && w[0] != "gpu")) continue;
+    const long long code = leading_number(w[col]);
+    if (code > 0 && code < 100000 && w[col].find_first_not_of("0123456789") == std::string_view::npos)
+      add_xid(r, l, static_cast<int>(code), std::string(w[1]), "dcgmi dmon XIDER");
   }
 }
 

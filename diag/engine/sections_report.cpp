@@ -142,6 +142,10 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(split_lines(doc), r);
   if (has("#wrong")) nccl_tests_table(split_lines(doc), r);
   if (has("NvLink Link Status")) dcgmi_nvlink(split_lines(doc), r);
+  if (has("XIDER")) dcgmi_dmon(split_lines(doc), r);
+  if (has("gpu_recovery_action") || has("retired_pages.") || has("remapped_rows.") || has("ecc.errors.uncorrected.") ||
+      has("clocks_throttle_reasons.") || has("clocks_event_reasons."))
+    nvidia_smi_csv(split_lines(doc), r);
   const bool smi = has("NVIDIA-SMI "), smil = has("(UUID: GPU-");
   // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors,
   // Clocks Event/Throttle Reasons, GPU Link Info)

@@ -38,18 +38,6 @@ bool is_hex8(std::string_view w) {
          });
 }
 
-std::vector<std::string_view> words(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t p = 0;
-  while (p < s.size()) {
-    while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
-    std::size_t e = p;
-    while (e < s.size() && s[e] != ' ' && s[e] != '\t') ++e;
-    if (e > p) out.push_back(s.substr(p, e - p));
-    p = e;
-  }
-  return out;
-}
 
 // Soft-limit judgement shared by ulimit -a and /proc/<pid>/limits.
 // `sigpending`: the pending-signals limit of the same listing, or -1. The
@@ -108,6 +96,19 @@ long long leading_number(std::string_view s) {
   std::size_t i = 0;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 18) v = v * 10 + (s[i++] - '0');
   return i == 0 ? -1 : v;
+}
+
+std::vector<std::string_view> words(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t p = 0;
+  while (p < s.size()) {
+    while (p < s.size() && (s[p] == ' ' || s[p] == '\t')) ++p;
+    std::size_t e = p;
+    while (e < s.size() && s[e] != ' ' && s[e] != '\t') ++e;
+    if (e > p) out.push_back(s.substr(p, e - p));
+    p = e;
+  }
+  return out;
 }
 
 void add(SourceResult& r, const std::string& id, const std::string& cause, Severity severity,

@@ -216,6 +216,47 @@ TEST(Sections, MemorySnapshots) {
     EXPECT_EQ(parse(text).findings.has("host.oom", "memory_exhausted"), low) << text;
 }
 
+// nvidia-smi --query-gpu CSV (header or noheader after its command line),
+// dcgmi dmon's XIDER column and -q's GPU Recovery Action, judged like -q.
+TEST(Sections, NvidiaSmiQueryCsvDcgmiDmonAndRecoveryAction) {
+  // A fact seen more than once is an array (pci, gpu); the first value is enough here.
+  auto fact = [](const Accum* a, const char* k) {
+    const Json& v = a->facts.contains(k) ? a->facts.at(k) : Json();
+    return v.is_string() ? v.get<std::string>() : v.is_array() && !v.empty() ? v.front().get<std::string>() : "";
+  };
+  SourceResult r = parse("index, name, retired_pages.pending, remapped_rows.pending, remapped_rows.failure\n"
+                         "0, NVIDIA A100-SXM4-80GB, No, Yes, No\n1, NVIDIA A100-SXM4-80GB, No, No, No\n");
+  EXPECT_TRUE(r.findings.has("gpu.ecc", "remap_pending"));
+  EXPECT_FALSE(r.findings.has("gpu.ecc", "remap_failed"));
+  EXPECT_FALSE(r.findings.has("gpu.ecc", "retirement_pending"));
+  r = parse("$ nvidia-smi --query-gpu=index,gpu_recovery_action --format=csv,noheader\n0, None\n1, Reboot\n");
+  const Accum* x = r.findings.find("gpu.xid");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(fact(x, "code"), "154");
+  EXPECT_EQ(fact(x, "xid_node_action"), "reboot");
+  EXPECT_EQ(fact(x, "pci"), "1");
+  r = parse("clocks_event_reasons.hw_slowdown, clocks_event_reasons.sw_power_cap, ecc.errors.uncorrected.volatile.total\n"
+            "Active, Not Active, 0\nNot Active, Active, 2\n");
+  EXPECT_TRUE(r.findings.has("gpu.compute_slow", "throttled"));
+  EXPECT_TRUE(r.findings.has("gpu.ecc", "uncorrectable"));
+  // Healthy answers, and rows of another table under the header, stay quiet.
+  r = parse("index, gpu_recovery_action, retired_pages.pending, clocks_throttle_reasons.hw_slowdown\n"
+            "0, None, No, Not Active\n1, None, No, Not Active\nprocess list follows, pid, name, Yes\n");
+  EXPECT_TRUE(r.findings.empty());
+  r = parse("#Entity    XIDER        \nID                      \nGPU 0      0            \nGPU 1      120          \n");
+  x = r.findings.find("gpu.xid", "gsp");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(fact(x, "code"), "120");
+  EXPECT_TRUE(parse("#Entity    XIDER\nID\nGPU 0      0\nGPU 1      0\n").findings.empty());
+  r = parse("==============NVSMI LOG==============\n\nDriver Version                            : 570.86.15\n\n"
+            "GPU 00000000:18:00.0\n    Product Name                          : NVIDIA H100 80GB HBM3\n"
+            "    GPU Recovery Action                   : Reset\n");
+  x = r.findings.find("gpu.xid");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(fact(x, "xid_node_action"), "reset-gpu");
+  EXPECT_EQ(fact(x, "pci"), "00000000:18:00.0");
+}
+
 TEST(Sections, NodeprobeReportChecksBecomeFindings) {
   const std::string report = R"({"schema": "nodeprobe.report/1", "tool": {"name": "nodeprobe-limits", "version": "0.1.0", "git": ""},
     "run": {"id": "x", "label": "", "argv": [], "started": "2026-01-01T00:00:00Z", "finished": ""},
