@@ -156,18 +156,20 @@ std::string findings_json(const Report& r) {
   return j.dump(1);
 }
 
-// Collects the fixture node into work/c and packs it as work/bundle.tar.gz.
-void collect_bundle(FixtureNode& node, TempDir& work) {
+// Collects the fixture node into work/c and packs it as work/NAME, every
+// member under PREFIX.
+void collect_bundle(FixtureNode& node, TempDir& work, const std::string& name = "bundle.tar.gz",
+                    const std::string& prefix = "nodeprobe-bundle/") {
   CollectOptions co;
   co.fs = &node.fs;
   co.runner = &node.runner;
   co.envp = node.envp.data();
   co.now = 1764432000;
   const Manifest m = collect_artifacts(co, work.file("c"));
-  TarGzWriter w(work.file("bundle.tar.gz"));
-  w.add_file("nodeprobe-bundle/manifest.json", work.file("c/manifest.json"));
+  TarGzWriter w(work.file(name));
+  w.add_file(prefix + "manifest.json", work.file("c/manifest.json"));
   for (const auto& a : m.files)
-    if (a.status == "ok" || a.status == "truncated") w.add_file("nodeprobe-bundle/" + a.path, work.file("c/" + a.path));
+    if (a.status == "ok" || a.status == "truncated") w.add_file(prefix + a.path, work.file("c/" + a.path));
   w.finish();
 }
 
@@ -366,19 +368,7 @@ TEST(Collector, AReportBesideItsLogsAddsNothing) {
 TEST(Collector, TruncatedBundleIsAnInputErrorWithAPartialDiagnosis) {
   FixtureNode node;
   TempDir work;
-  CollectOptions co;
-  co.fs = &node.fs;
-  co.runner = &node.runner;
-  co.envp = node.envp.data();
-  co.now = 1764432000;
-  const Manifest m = collect_artifacts(co, work.file("c"));
-  {
-    TarGzWriter w(work.file("b.tar.gz"));
-    w.add_file("manifest.json", work.file("c/manifest.json"));
-    for (const auto& a : m.files)
-      if (a.status == "ok" || a.status == "truncated") w.add_file(a.path, work.file("c/" + a.path));
-    w.finish();
-  }
+  collect_bundle(node, work, "b.tar.gz", "");
   const std::string full = read_file(work.file("b.tar.gz"));
   write_file(work.file("cut.tar.gz"), full.substr(0, full.size() * 2 / 3));
   DiagInputs in;
