@@ -502,6 +502,11 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   }
   // ACS on the bridges above each GPU (extended config space: root only).
   facts += acs_facts(fs, gpus);
+  // The IOMMU domain of each GPU's group: DMA / DMA-FQ translate every DMA,
+  // identity is passthrough (iommu=pt); no iommu_group without an IOMMU.
+  for (const auto& gpu : gpus)
+    if (auto type = fs.read_line("/sys/bus/pci/devices/" + gpu + "/iommu_group/type"))
+      facts += "gpu_iommu: " + gpu + " " + *type + "\n";
   if (nvidia_pci) c.command({"lspci", "-d", "10de:", "-vv"}, "cmd/lspci-nvidia.txt");
   // Library and toolkit versions from file names.
   for (const char* libdir : {"/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib"}) {

@@ -8,9 +8,11 @@ namespace {
 
 constexpr const char* kSource = "host facts";
 
+// `fold` keeps a cause apart from the entry's other causes (render groups by
+// id and fold): a problem with a remedy of its own is a finding of its own.
 void add(FindingSet& out, const std::string& id, const std::string& cause, Severity sev,
-         const std::string& text, const Json& facts) {
-  out.add({id, cause, ""}, sev, {kSource, 0, text}, std::nullopt, facts);
+         const std::string& text, const Json& facts, const std::string& fold = "") {
+  out.add({id, cause, fold}, sev, {kSource, 0, text}, std::nullopt, facts);
 }
 
 // "535.54.03" vs "535.54.03" (also tolerates "535.54" vs "535.54.03").
@@ -157,8 +159,25 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
           "ACSCtl: " + ctl + " on switch port " + first->bridge + " above GPU " + first->gpu + " (" +
               std::to_string(bridges.size()) + " switch port(s), " + std::to_string(gpus.size()) + " GPU(s) below them)",
           {{"bridge", first->bridge}, {"acsctl", ctl}, {"bridges", std::to_string(bridges.size())},
-           {"gpus", std::to_string(gpus.size())}});
+           {"gpus", std::to_string(gpus.size())}},
+          "acs");
     }
+  }
+  // ---- IOMMU translating the GPUs' DMA ---------------------------------------------------------
+  // With two or more GPUs in translated IOMMU domains (DMA, DMA-FQ) their
+  // peer-to-peer DMA goes through the IOMMU: NCCL's troubleshooting guide
+  // asks for iommu=pt (identity) on bare metal, since P2P can fail or hang.
+  if (h.gpus_on_pci && *h.gpus_on_pci >= 2) {
+    std::vector<std::string> translated;
+    for (const auto& [gpu, type] : h.gpu_iommu)
+      if (type == "DMA" || type == "DMA-FQ") translated.push_back(gpu);
+    if (translated.size() >= 2)
+      add(out, "gpu.pcie_degraded", "iommu_translation", Severity::kUnknown,
+          std::to_string(translated.size()) + " GPUs in translated IOMMU domains (" + h.gpu_iommu.at(translated[0]) +
+              "), first " + translated[0],
+          {{"gpus", std::to_string(translated.size())}, {"iommu_domain", h.gpu_iommu.at(translated[0])},
+           {"pci", translated[0]}},
+          "iommu");
   }
   // ---- EFA ------------------------------------------------------------------------------------
   if (ii && ii->efa && h.efa_devices && *h.efa_devices == 0)

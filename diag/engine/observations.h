@@ -54,6 +54,9 @@ struct HostObs {
   /// Bridges with PCIe ACS above the GPUs (facts "pci_acs:"): empty when none
   /// has it or the scan could not read extended config space (not root).
   std::vector<AcsPort> acs_ports;
+  /// The IOMMU domain type of each GPU's group (facts "gpu_iommu:"): "DMA",
+  /// "DMA-FQ" (translated), "identity" (passthrough); empty without an IOMMU.
+  std::map<std::string, std::string> gpu_iommu;
 
   /// Fills facts this one lacks from `o`.
   void merge(const HostObs& o);

@@ -440,7 +440,10 @@ void node_facts(const std::vector<Line>& lines, SourceResult& r) {
     else if (key == "infiniband" && (starts_with(value, "efa") || starts_with(value, "rdmap"))) ++efa;
     else if (key == "nvidia_proc_version" && value == "absent") r.host.driver_loaded = false;
     else if (key == "scaling_governor") governors.emplace_back(value, &l);
-    else if (key == "pci_acs") {  // "0000:00:01.0 0000:01:00.0 001d switch_port"
+    else if (key == "gpu_iommu") {  // "0000:03:00.0 DMA-FQ"
+      const auto w = words(value);
+      if (w.size() == 2) r.host.gpu_iommu[std::string(w[0])] = std::string(w[1]);
+    } else if (key == "pci_acs") {  // "0000:00:01.0 0000:01:00.0 001d switch_port"
       const auto w = words(value);
       if (w.size() >= 4) {
         AcsPort a;

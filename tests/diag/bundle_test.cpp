@@ -206,6 +206,7 @@ void add_pcie_switch(const std::string& root, int downstream_acs, const std::str
     if (bridge)
       put(root, dir + "/config", addr == "0000:00:01.0" ? root_config : addr == "0000:01:00.0" ? pcie_config(-1)
                                                                                               : pcie_config(downstream_acs));
+    if (!bridge) put(root, dir + "/iommu_group/type", "DMA-FQ\n");
     fs::create_directory_symlink("../../../" + dir.substr(4), root + "/sys/bus/pci/devices/" + addr);
   }
 }
@@ -240,6 +241,9 @@ TEST(Collector, AcsRedirectOnASwitchIsOneVerdictLiveAndFromTheBundle) {
     }
     ASSERT_NE(acs, nullptr);
     EXPECT_EQ(acs->severity, Severity::kWarn);
+    bool iommu = false;
+    for (const auto& f : live.findings) iommu |= f.facts.value("cause", "") == "iommu_translation";
+    EXPECT_TRUE(iommu) << "two GPUs in DMA-FQ domains: " << findings_json(live);
     EXPECT_EQ(acs->facts.value("bridges", ""), "2");
     EXPECT_EQ(acs->facts.value("gpus", ""), "2");
     TempDir work;
@@ -248,6 +252,7 @@ TEST(Collector, AcsRedirectOnASwitchIsOneVerdictLiveAndFromTheBundle) {
     EXPECT_NE(facts.find("pci_acs: 0000:00:01.0 0000:03:00.0 001f root_port"), std::string::npos) << facts;
     EXPECT_NE(facts.find("pci_acs: 0000:02:08.0 0000:03:00.0 001d switch_port"), std::string::npos) << facts;
     EXPECT_EQ(facts.find("pci_acs: 0000:01:00.0"), std::string::npos) << "the upstream port has no ACS";
+    EXPECT_NE(facts.find("gpu_iommu: 0000:04:00.0 DMA-FQ"), std::string::npos) << facts;
     DiagInputs bin;
     bin.bundle = work.file("bundle.tar.gz");
     bin.tmp_dir = work.path();

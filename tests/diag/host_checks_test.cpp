@@ -118,5 +118,24 @@ TEST(HostChecks, AcsRedirectOnASwitchPortAboveGpus) {
   EXPECT_EQ(get(check(h), "gpu.pcie_degraded"), nullptr);
 }
 
+// GPUs in translated IOMMU domains (DMA, DMA-FQ): a warning with two or more;
+// passthrough (identity), one GPU, or no IOMMU facts are quiet.
+TEST(HostChecks, GpusInTranslatedIommuDomains) {
+  HostObs h;
+  h.gpus_on_pci = 2;
+  h.gpu_iommu = {{"0000:03:00.0", "identity"}, {"0000:04:00.0", "identity"}};
+  EXPECT_EQ(get(check(h), "gpu.pcie_degraded"), nullptr);
+  h.gpu_iommu = {{"0000:03:00.0", "DMA-FQ"}, {"0000:04:00.0", "DMA-FQ"}};
+  const auto v = check(h);
+  const Finding* f = get(v, "gpu.pcie_degraded");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->facts.value("cause", ""), "iommu_translation");
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_NE(f->title.find("DMA-FQ"), std::string::npos) << f->title;
+  h.gpus_on_pci = 1;
+  h.gpu_iommu = {{"0000:03:00.0", "DMA"}};
+  EXPECT_EQ(get(check(h), "gpu.pcie_degraded"), nullptr);
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag

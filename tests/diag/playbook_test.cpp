@@ -38,7 +38,7 @@ const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
     {"gpu.cuda_driver_insufficient", "no_driver"}, {"gpu.cuda_driver_insufficient", "minor_version"},
     {"gpu.count_mismatch", "model_mismatch"},
     {"gpu.pcie_degraded", "width_downgraded"}, {"gpu.pcie_degraded", "speed_downgraded"},
-    {"gpu.pcie_degraded", "acs_redirect"}, {"host.oom", "memory_exhausted"},
+    {"gpu.pcie_degraded", "acs_redirect"}, {"gpu.pcie_degraded", "iommu_translation"}, {"host.oom", "memory_exhausted"},
     {"gpu.compute_slow", "throttled"},     {"gpu.ecc", "uncorrectable"}, {"gpu.ecc", "retirement_pending"},
     {"efa.fallback_tcp", "tcp_only"},      {"efa.missing", "ofi_failed"}, {"efa.missing", "no_provider"},
     {"nccl.network_config", "generic_error"}, {"nccl.network_config", "secondary"},
