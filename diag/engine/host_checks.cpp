@@ -144,7 +144,8 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
   // between the GPUs below it up to the root complex (NCCL's troubleshooting
   // guide: slow P2P, or hangs with an IOMMU). Root ports are left out: traffic
   // between root ports goes through the root complex anyway.
-  if (h.gpus_on_pci && *h.gpus_on_pci >= 2) {
+  const bool multi_gpu = h.gpus_on_pci && *h.gpus_on_pci >= 2;
+  if (multi_gpu) {
     std::set<std::string> bridges, gpus;
     const AcsPort* first = nullptr;
     for (const auto& a : h.acs_ports) {
@@ -167,7 +168,7 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
   // With two or more GPUs in translated IOMMU domains (DMA, DMA-FQ) their
   // peer-to-peer DMA goes through the IOMMU: NCCL's troubleshooting guide
   // asks for iommu=pt (identity) on bare metal, since P2P can fail or hang.
-  if (h.gpus_on_pci && *h.gpus_on_pci >= 2) {
+  if (multi_gpu) {
     std::vector<std::string> translated;
     for (const auto& [gpu, type] : h.gpu_iommu)
       if (type == "DMA" || type == "DMA-FQ") translated.push_back(gpu);

@@ -296,6 +296,18 @@ const PlaybookCause* Playbook::cause(std::string_view id, std::string_view cause
   return it == e->causes.end() ? nullptr : &it->second;
 }
 
+Json Playbook::xid_facts(int code) const {
+  const XidInfo x = xid(code);
+  return {{"code", std::to_string(code)}, {"xid_name", x.name},         {"xid_meaning", x.meaning},
+          {"xid_action", x.action},        {"xid_node_action", x.node_action}};
+}
+
+std::string recovery_node_action(std::string_view text) {
+  if (text.find("Reboot") != std::string_view::npos || text.find("reboot") != std::string_view::npos) return "reboot";
+  if (text.find("Reset") != std::string_view::npos || text.find("Drain") != std::string_view::npos) return "reset-gpu";
+  return "";
+}
+
 XidInfo Playbook::xid(int code) const {
   auto it = xids_.find(code);
   if (it != xids_.end()) return it->second;

@@ -77,6 +77,9 @@ class Playbook {
 
   /// Catalogue entry for an Xid (a generic one, known = false, when unlisted).
   XidInfo xid(int code) const;
+  /// The facts a gpu.xid finding carries for `code` (code, xid_name,
+  /// xid_meaning, xid_action, xid_node_action), wherever the Xid was read.
+  Json xid_facts(int code) const;
   /// Expectations for an instance type ("p4d.24xlarge"), or nullptr.
   const InstanceInfo* instance(std::string_view type) const;
 
@@ -95,6 +98,11 @@ class Playbook {
 
 /// The playbook built into this binary (validated on first use).
 const Playbook& default_playbook();
+
+/// The node action an Xid 154 (GPU recovery action changed) or a GPU's
+/// recovery action names: "reboot", "reset-gpu" (Reset, Drain P2P, Drain and
+/// Reset), or "" when the text names none.
+std::string recovery_node_action(std::string_view text);
 
 /// Replaces {name} with the fact's value (arrays joined by ", "). Missing
 /// facts become <name> and clear *complete.

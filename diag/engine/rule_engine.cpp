@@ -283,24 +283,15 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
         code = std::stoi(prev);
         facts["reported_as"] = "Xid 45 (cleanup after Xid " + prev + ")";
       }
-      const XidInfo x = pb_.xid(code);
-      facts["code"] = std::to_string(code);
-      facts["xid_name"] = x.name;
-      facts["xid_meaning"] = x.meaning;
-      facts["xid_action"] = x.action;
-      facts["xid_node_action"] = x.node_action;
-      severity = x.severity;
+      facts.update(pb_.xid_facts(code));
+      severity = pb_.xid(code).severity;
       // NVLink Xids say in their text whether this instance is fatal.
       if (nvlink_xid(code) && code != 74 && line.find("Fatal") != std::string_view::npos &&
           line.find("Non-fatal") == std::string_view::npos && line.find("Nonfatal") == std::string_view::npos)
         severity = Severity::kError;
       // Xid 154 names the recovery the driver wants.
-      if (code == 154) {
-        if (line.find("Reboot") != std::string_view::npos || line.find("reboot") != std::string_view::npos)
-          facts["xid_node_action"] = "reboot";
-        else if (line.find("Reset") != std::string_view::npos || line.find("Drain") != std::string_view::npos)
-          facts["xid_node_action"] = "reset-gpu";
-      }
+      if (code == 154)
+        if (const std::string a = recovery_node_action(line); !a.empty()) facts["xid_node_action"] = a;
       fold = std::to_string(code);
       xid_code = code;
     } else if (rule.judge == "selinux") {

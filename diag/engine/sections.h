@@ -32,15 +32,15 @@ void add(SourceResult& r, const std::string& id, const std::string& cause, Sever
 
 // Parsers; each looks for its own markers and does nothing when absent.
 void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r);
-void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r);
+void nvidia_smi_query(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r);
 void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r);
 void lspci_links(const std::vector<Line>& lines, SourceResult& r);
 // The commands that print a sysctl's bare value on the next line
 // (sysctl_values reads both; report_sections looks for them first).
 inline constexpr std::string_view kCatProcSys = "cat /proc/sys/";
 inline constexpr std::string_view kSysctlValueOnly = "sysctl -n ";
-void nvidia_smi_csv(const std::vector<Line>& lines, SourceResult& r);
-void dcgmi_dmon(const std::vector<Line>& lines, SourceResult& r);
+void nvidia_smi_csv(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r);
+void dcgmi_dmon(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r);
 void sysctl_values(const std::vector<Line>& lines, SourceResult& r);
 void memory_snapshot(const std::vector<Line>& lines, SourceResult& r);
 void ulimit_values(const std::vector<Line>& lines, SourceResult& r);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "playbook.h"
 #include "sections.h"
@@ -42,31 +43,43 @@ std::string value_after(std::string_view line, std::string_view key) {
   return std::string(line.substr(p, e - p));
 }
 
-}  // namespace
+// The clock-event reasons that slow a GPU down against its will, as -q names
+// them and as --query-gpu's clocks_event_reasons.* (clocks_throttle_reasons.*)
+// fields do.
+constexpr std::pair<const char*, const char*> kSlowdowns[] = {{"HW Slowdown", "hw_slowdown"},
+                                                             {"HW Thermal Slowdown", "hw_thermal_slowdown"},
+                                                             {"HW Power Brake Slowdown", "hw_power_brake_slowdown"},
+                                                             {"SW Thermal Slowdown", "sw_thermal_slowdown"}};
 
-// An Xid read from a table or a query rather than the kernel log: the same
-// facts the xid judge gives a kernel line (name, meaning, action class).
-void add_xid(SourceResult& r, const Line& l, int code, const std::string& gpu, const std::string& via) {
-  const XidInfo x = default_playbook().xid(code);
-  Json facts = {{"code", std::to_string(code)}, {"xid_name", x.name}, {"xid_meaning", x.meaning},
-                {"xid_action", x.action}, {"xid_node_action", x.node_action}, {"reported_as", via}};
+void add_throttled(SourceResult& r, const Line& l, const std::string& gpu, const std::vector<std::string>& reasons) {
+  if (reasons.empty()) return;
+  std::string joined;
+  for (const auto& t : reasons) joined += (joined.empty() ? "" : ", ") + t;
+  add(r, "gpu.compute_slow", "throttled", Severity::kUnknown, l, {{"gpu", gpu}, {"throttle_reasons", joined}});
+}
+
+// An Xid read from a table or a query rather than the kernel log: the facts
+// the xid judge gives a kernel line, and the source's own words.
+void add_xid(SourceResult& r, const Playbook& pb, const Line& l, int code, const std::string& gpu,
+             const std::string& via, const Json& more = Json::object()) {
+  Json facts = pb.xid_facts(code);
+  facts["reported_as"] = via;
   if (!gpu.empty()) facts["pci"] = gpu;
-  add(r, "gpu.xid", code == 119 || code == 120 ? "gsp" : "", x.severity, l, facts, std::to_string(code));
+  facts.update(more);
+  add(r, "gpu.xid", code == 119 || code == 120 ? "gsp" : "", pb.xid(code).severity, l, facts, std::to_string(code));
 }
 
 // The driver's recovery action for a GPU (nvidia-smi -q "GPU Recovery
 // Action", --query-gpu=gpu_recovery_action, R550+): anything but None is
 // what the driver announces with Xid 154.
-bool recovery_needed(std::string_view v, SourceResult& r, const Line& l, const std::string& gpu, const std::string& via) {
-  if (v != "Reset" && v != "Reboot" && v != "Drain P2P" && v != "Drain and Reset") return false;
-  const XidInfo x = default_playbook().xid(154);
-  add(r, "gpu.xid", "", x.severity, l,
-      {{"code", "154"}, {"xid_name", x.name}, {"xid_meaning", x.meaning}, {"xid_action", x.action},
-       {"xid_node_action", v == "Reboot" ? "reboot" : "reset-gpu"}, {"recovery_action", std::string(v)},
-       {"reported_as", via}, {"pci", gpu}},
-      "154");
-  return true;
+void recovery_needed(std::string_view v, SourceResult& r, const Playbook& pb, const Line& l, const std::string& gpu,
+                     const std::string& via) {
+  if (v != "Reset" && v != "Reboot" && v != "Drain P2P" && v != "Drain and Reset") return;
+  add_xid(r, pb, l, 154, gpu, via + std::string(v),
+          {{"xid_node_action", recovery_node_action(v)}, {"recovery_action", std::string(v)}});
 }
+
+}  // namespace
 
 void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
   int in_table = 0;  // GPUs seen in the current table
@@ -106,7 +119,7 @@ void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
   }
 }
 
-void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
+void nvidia_smi_query(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r) {
   struct GpuState {
     std::string id;
     std::vector<std::string> throttles;
@@ -117,12 +130,7 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
   std::vector<std::pair<std::size_t, std::string>> stack;  // indent, section
   GpuState gpu;
   auto flush = [&]() {
-    if (!gpu.throttles.empty() && gpu.throttle_line) {
-      std::string reasons;
-      for (const auto& t : gpu.throttles) reasons += (reasons.empty() ? "" : ", ") + t;
-      add(r, "gpu.compute_slow", "throttled", Severity::kUnknown, *gpu.throttle_line,
-          {{"gpu", gpu.id}, {"throttle_reasons", reasons}});
-    }
+    if (gpu.throttle_line) add_throttled(r, *gpu.throttle_line, gpu.id, gpu.throttles);
     if (gpu.link_line) {
       auto num = [&](const std::string& k) { return leading_number(gpu.link[k]); };
       const long long wmax = num("Link Width/Max"), wcur = num("Link Width/Current");
@@ -179,10 +187,9 @@ void nvidia_smi_query(const std::vector<Line>& lines, SourceResult& r) {
       continue;
     }
     if (key == "Product Name" && r.host.gpu_models.size() < 16) r.host.gpu_models.push_back(value);
-    if (key == "GPU Recovery Action") recovery_needed(value, r, l, gpu.id, "nvidia-smi -q GPU Recovery Action: " + value);
+    if (key == "GPU Recovery Action") recovery_needed(value, r, pb, l, gpu.id, "nvidia-smi -q GPU Recovery Action: ");
     if ((in("Clocks Throttle Reasons") || in("Clocks Event Reasons")) && value == "Active" &&
-        (key == "HW Slowdown" || key == "HW Thermal Slowdown" || key == "HW Power Brake Slowdown" ||
-         key == "SW Thermal Slowdown")) {
+        std::any_of(std::begin(kSlowdowns), std::end(kSlowdowns), [&](const auto& k) { return key == k.first; })) {
       gpu.throttles.push_back(key);
       if (!gpu.throttle_line) gpu.throttle_line = &l;
     }
@@ -350,7 +357,7 @@ void dcgmi_nvlink(const std::vector<Line>& lines, SourceResult& r) {
 // line ("index, gpu_recovery_action", units in brackets dropped) or, with
 // noheader, from the command line pasted above the rows; then one row per
 // GPU, comma-separated. Judged like the same fields of nvidia-smi -q.
-void nvidia_smi_csv(const std::vector<Line>& lines, SourceResult& r) {
+void nvidia_smi_csv(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r) {
   auto split_csv = [](std::string_view t) {
     std::vector<std::string> out;
     std::size_t b = 0;
@@ -398,7 +405,7 @@ void nvidia_smi_csv(const std::vector<Line>& lines, SourceResult& r) {
       const std::string& f = fields[i];
       // A comment the user typed after the value ("Reset   <= reset required") is not part of it.
       const std::string v = cells[i].substr(0, cells[i].find("  "));
-      if (f == "gpu_recovery_action") recovery_needed(v, r, l, gpu, "nvidia-smi --query-gpu gpu_recovery_action: " + v);
+      if (f == "gpu_recovery_action") recovery_needed(v, r, pb, l, gpu, "nvidia-smi --query-gpu gpu_recovery_action: ");
       else if (f == "retired_pages.pending" && v == "Yes") add(r, "gpu.ecc", "retirement_pending", Severity::kUnknown, l, {{"gpu", gpu}});
       else if (f == "remapped_rows.pending" && v == "Yes") add(r, "gpu.ecc", "remap_pending", Severity::kUnknown, l, {{"gpu", gpu}});
       else if (f == "remapped_rows.failure" && v == "Yes")
@@ -406,21 +413,17 @@ void nvidia_smi_csv(const std::vector<Line>& lines, SourceResult& r) {
       else if (f.rfind("ecc.errors.uncorrected.volatile.", 0) == 0 && leading_number(v) > 0)
         add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu}, {"ecc_field", f}});
       else if ((f.rfind("clocks_throttle_reasons.", 0) == 0 || f.rfind("clocks_event_reasons.", 0) == 0) && v == "Active" &&
-               (contains(f, ".hw_slowdown") || contains(f, ".hw_thermal_slowdown") ||
-                contains(f, ".hw_power_brake_slowdown") || contains(f, ".sw_thermal_slowdown")))
+               std::any_of(std::begin(kSlowdowns), std::end(kSlowdowns),
+                           [&](const auto& k) { return f.substr(f.find('.') + 1) == k.second; }))
         throttles.push_back(f.substr(f.find('.') + 1));
     }
-    if (!throttles.empty()) {
-      std::string reasons;
-      for (const auto& t2 : throttles) reasons += (reasons.empty() ? "" : ", ") + t2;
-      add(r, "gpu.compute_slow", "throttled", Severity::kUnknown, l, {{"gpu", gpu}, {"throttle_reasons", reasons}});
-    }
+    add_throttled(r, l, gpu, throttles);
   }
 }
 
 // dcgmi dmon: "#Entity   XIDER ..." then "GPU 1      120 ...": the last Xid
 // per GPU (field 230, DCGM_FI_DEV_XID_ERRORS); 0 is none.
-void dcgmi_dmon(const std::vector<Line>& lines, SourceResult& r) {
+void dcgmi_dmon(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r) {
   std::size_t col = std::string::npos;
   for (const auto& l : lines) {
     const std::string_view t = trim(l.text);
@@ -434,7 +437,7 @@ void dcgmi_dmon(const std::vector<Line>& lines, SourceResult& r) {
     if (col == std::string::npos || w.size() <= col || (w[0] != "GPU" && w[0] != "gpu")) continue;
     const long long code = leading_number(w[col]);
     if (code > 0 && code < 100000 && w[col].find_first_not_of("0123456789") == std::string_view::npos)
-      add_xid(r, l, static_cast<int>(code), std::string(w[1]), "dcgmi dmon XIDER");
+      add_xid(r, pb, l, static_cast<int>(code), std::string(w[1]), "dcgmi dmon XIDER");
   }
 }
 

@@ -1,5 +1,6 @@
 // nodeprobe reports as input, the section dispatcher and kind detection.
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "nodeprobe/finding_ids.h"
@@ -139,13 +140,19 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
     if (!j.is_discarded()) nvml_inventory(j, source, r);
     return;
   }
-  if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(split_lines(doc), r);
-  if (has("#wrong")) nccl_tests_table(split_lines(doc), r);
-  if (has("NvLink Link Status")) dcgmi_nvlink(split_lines(doc), r);
-  if (has("XIDER")) dcgmi_dmon(split_lines(doc), r);
+  // The document's lines with wrappers off, split once for the parsers below that want them.
+  std::optional<std::vector<Line>> stripped;
+  auto stripped_lines = [&]() -> const std::vector<Line>& {
+    if (!stripped) stripped = split_lines(doc, true);
+    return *stripped;
+  };
+  if (has("Id=nvidia-fabricmanager") || has("Fabric Manager version is")) fabric_manager(stripped_lines(), r);
+  if (has("#wrong")) nccl_tests_table(stripped_lines(), r);
+  if (has("NvLink Link Status")) dcgmi_nvlink(stripped_lines(), r);
+  if (has("XIDER")) dcgmi_dmon(stripped_lines(), pb, r);
   if (has("gpu_recovery_action") || has("retired_pages.") || has("remapped_rows.") || has("ecc.errors.uncorrected.") ||
       has("clocks_throttle_reasons.") || has("clocks_event_reasons."))
-    nvidia_smi_csv(split_lines(doc), r);
+    nvidia_smi_csv(stripped_lines(), pb, r);
   const bool smi = has("NVIDIA-SMI "), smil = has("(UUID: GPU-");
   // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors,
   // Clocks Event/Throttle Reasons, GPU Link Info)
@@ -163,9 +170,11 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   // Wrappers off only where a table, listing or -q output may be read: the
   // generic markers (a "/dev/" path, " = ", a small file) are everywhere and
   // their parsers read whole words.
-  const std::vector<Line> lines = split_lines(doc, smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem);
+  const bool strip = smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem;
+  const std::vector<Line> raw = strip ? std::vector<Line>() : split_lines(doc, false);
+  const std::vector<Line>& lines = strip ? stripped_lines() : raw;
   if (smi) nvidia_smi_table(lines, r);
-  if (smiq) nvidia_smi_query(lines, r);
+  if (smiq) nvidia_smi_query(lines, pb, r);
   if (smil) nvidia_smi_list(lines, r);
   if (lspci) lspci_links(lines, r);
   if (sysctl) sysctl_values(lines, r);

@@ -38,7 +38,6 @@ bool is_hex8(std::string_view w) {
          });
 }
 
-
 // Soft-limit judgement shared by ulimit -a and /proc/<pid>/limits.
 // `sigpending`: the pending-signals limit of the same listing, or -1. The
 // kernel sets RLIMIT_NPROC and RLIMIT_SIGPENDING alike to max_threads/2
@@ -252,15 +251,19 @@ void memory_snapshot(const std::vector<Line>& lines, SourceResult& r) {
     const Line* at = nullptr;
     std::string tool;
   };
-  std::vector<Snap> snaps;
   Snap cur;
   std::vector<std::string_view> free_header;
   auto num = [](std::string_view w) -> double {
     const auto v = parse_size(w);
     return v ? static_cast<double>(*v) : -1.0;
   };
-  auto done = [&]() {
-    if (cur.total > 0 && cur.avail >= 0) snaps.push_back(cur);
+  auto done = [&]() {  // judges the snapshot read so far, then starts a new one
+    if (cur.at && cur.total > 0 && cur.avail >= 0 && cur.avail < 0.03 * cur.total && cur.swap_free < 0.03 * cur.total) {
+      char detail[160];
+      std::snprintf(detail, sizeof detail, "%.1f%% of the memory available (%s)", 100.0 * cur.avail / cur.total,
+                    cur.tool.c_str());
+      add(r, "host.oom", "memory_exhausted", Severity::kUnknown, *cur.at, {{"detail", std::string(detail)}});
+    }
     cur = Snap{};
   };
   for (const auto& l : lines) {
@@ -312,12 +315,6 @@ void memory_snapshot(const std::vector<Line>& lines, SourceResult& r) {
     }
   }
   done();
-  for (const auto& s : snaps) {
-    if (!s.at || s.avail >= 0.03 * s.total || s.swap_free >= 0.03 * s.total) continue;
-    char detail[160];
-    std::snprintf(detail, sizeof detail, "%.1f%% of the memory available (%s)", 100.0 * s.avail / s.total, s.tool.c_str());
-    add(r, "host.oom", "memory_exhausted", Severity::kUnknown, *s.at, {{"detail", std::string(detail)}});
-  }
 }
 
 void mounts(const std::vector<Line>& lines, SourceResult& r) {
