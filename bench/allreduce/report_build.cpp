@@ -33,8 +33,12 @@ void add_placement_metrics(ProbeResult& r, const RunData& d, const SizeRow& row,
   const Stats t = p.time_stats.n > 0 ? p.time_stats : compute_stats({p.time_us});
   const Stats alg = map_stats(t, [&](double us) { return algbw_gbps(row.bytes, us / 1e6); });
   const Stats bus = map_stats(alg, [&](double a) { return a * coll_bus_factor(d.coll, d.nranks); });
-  add_metric(r, "busbw", p.busbw, bus, axes);
-  add_metric(r, "algbw", p.algbw, alg, axes);
+  // One rank moves nothing over any link: its bandwidths would be a local copy,
+  // or nothing at all in place (see the ranks.single check); only time is kept.
+  if (d.nranks > 1) {
+    add_metric(r, "busbw", p.busbw, bus, axes);
+    add_metric(r, "algbw", p.algbw, alg, axes);
+  }
   add_metric(r, "time", p.time_us, t, axes);
   if (p.time_stats.n > 0) add_metric(r, "time_p99", p.time_p99_us, axes);
 }
@@ -50,7 +54,7 @@ void add_size_metrics(ProbeResult& r, const RunData& d, const TargetResult& t) {
       add_placement_metrics(r, d, row, p, axes);
     }
   }
-  if (!t.rows.empty()) add_metric(r, "avg_busbw", average_busbw(t.rows), target_axes(t));
+  if (!t.rows.empty() && d.nranks > 1) add_metric(r, "avg_busbw", average_busbw(t.rows), target_axes(t));
   for (const auto& p : t.pt2pt) {
     Labels axes = target_axes(t);
     axes["a"] = std::to_string(p.a);
@@ -206,6 +210,11 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
     statuses.push_back(t.status);
   }
   r.data["targets"] = targets;
+  if (d.nranks == 1 && std::any_of(d.targets.begin(), d.targets.end(), [](const TargetResult& t) { return !t.rows.empty(); }))
+    add_check(r, "ranks.single", Status::kSkip,
+              "one rank: nothing crosses a link, so no bandwidth is reported (busbw is 0 by definition, and in "
+              "place the collective has nothing to do); the data checks and the time per call are",
+              "2 or more ranks (GPUs or hosts) to measure bandwidth");
 
   if (d.compare && d.targets.size() == 2) {
     Json cmp = Json::array();

@@ -60,9 +60,11 @@ Timed time_loop(Backend& b, MPI_Comm comm, std::size_t count, bool in_place, int
     prev = now;
   }
   b.wait();
-  // Back to back, the mean is the wall time over the iterations (the tail of
-  // an asynchronous backend included); spread out, the timed samples' sum.
-  t.rank_seconds = (spread_s > 0 ? busy : clock.now_s() - t0) / iters;
+  // The mean is the timed samples' sum over the iterations: back to back that is
+  // the wall time from t0 (an asynchronous backend's tail included, as each group
+  // ends with its wait), so the value always lies within its samples' spread (a
+  // trailing wait timed here as well put sub-microsecond NCCL calls above it).
+  t.rank_seconds = busy / iters;
   return t;
 }
 

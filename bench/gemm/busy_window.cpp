@@ -28,6 +28,7 @@ long long BusyWindow::throttle_reasons() const {
 }
 
 double BusyWindow::energy_power_w() const {
+  if (!power_readable()) return -1;
   const NvmlSample* first = nullptr;
   const NvmlSample* last = nullptr;
   double t0 = 0, t1 = 0;
@@ -45,6 +46,7 @@ double BusyWindow::energy_power_w() const {
 }
 
 double BusyWindow::power_instant_max_w() const {
+  if (!power_readable()) return -1;
   double v = -1;
   for (const auto& [t, s] : samples_) v = std::max(v, s.power_instant_w);
   return v;
@@ -65,6 +67,7 @@ Json BusyWindow::to_json() const {
   if (throttle_reasons() >= 0) j["throttle_reasons"] = describe_throttle_reasons(throttle_reasons());
   if (energy_power_w() >= 0) j["power_energy_counter_w"] = energy_power_w();
   if (power_instant_max_w() >= 0) j["power_instant_max_w"] = power_instant_max_w();
+  if (!samples_.empty() && !power_readable()) j["power_not_read"] = power_not_read();
   if (!samples_.empty()) j["last"] = nodeprobe::gemm::to_json(samples_.back().second);
   return j;
 }
@@ -84,6 +87,8 @@ std::string BusyWindow::describe() const {
   } else if (power_instant_max_w() >= 0) {
     std::snprintf(buf, sizeof buf, "%.0f W (instantaneous, max)", power_instant_max_w());
     add(buf);
+  } else if (!power_readable()) {
+    add(power_not_read());
   } else if (samples_.back().second.power_draw_w >= 0) {
     std::snprintf(buf, sizeof buf, "%.0f W (1 s average: may include idle time)",
                   samples_.back().second.power_draw_w);
@@ -92,6 +97,13 @@ std::string BusyWindow::describe() const {
   add("throttle reasons " + describe_throttle_reasons(throttle_reasons()));
   add(std::to_string(count()) + " sample(s)");
   return out;
+}
+
+std::string BusyWindow::power_not_read() const {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "power not read (a %.2f s window; NVML's readings need %.2f s or more)", seconds(),
+                kMinPowerWindow_s);
+  return buf;
 }
 
 std::string describe_throttle_reasons(long long mask) {

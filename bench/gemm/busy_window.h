@@ -24,13 +24,25 @@ class BusyWindow {
   int sm_clock_max() const;
   /// Every throttle reason seen in any sample, "GpuIdle" left out (-1: none read).
   long long throttle_reasons() const;
-  /// Mean power over the window from the energy counter (-1: the counter did not move).
+  /// NVML's power readings lag the load by tens of milliseconds (the energy
+  /// counter moves in steps, the "instantaneous" field is itself averaged): on
+  /// an H200, a 30 ms BF16 burst read 1040 W from the counter on a 700 W card,
+  /// and 125 W from the instantaneous field at full clocks. Power is read
+  /// only over windows at least this long.
+  static constexpr double kMinPowerWindow_s = 0.25;
+  /// Whether the window is long enough to read power in (kMinPowerWindow_s).
+  bool power_readable() const { return seconds() >= kMinPowerWindow_s; }
+  /// Mean power over the window from the energy counter (-1: the counter did
+  /// not move, or the window is too short to read power in).
   double energy_power_w() const;
+  /// The largest instantaneous reading (-1: none, or the window is too short).
   double power_instant_max_w() const;
   double seconds() const;
   Json to_json() const;
   /// "SM clock 1410-1980 MHz, 612 W (energy counter, 0.31 s), throttle reasons none".
   std::string describe() const;
+  /// Why the window has no power figure ("power not read (a 0.03 s window; ...)").
+  std::string power_not_read() const;
 
  private:
   std::vector<std::pair<double, NvmlSample>> samples_;

@@ -85,6 +85,33 @@ TEST(AllreduceLocal, NpStartsLocalRanksWithoutALauncher) {
   EXPECT_EQ(r.probe["config"]["ranks"], 3);
 }
 
+// One rank moves nothing over a link (the case of a one-GPU node): the run
+// passes on its data checks and time per call, says why no bandwidth is
+// reported, and reports none (nccl-tests prints busbw 0 there, and in place a
+// collective with one rank has nothing to do). Every time lies within the
+// spread of its own samples.
+TEST(AllreduceLocal, OneRankReportsTimeNotBandwidth) {
+  TempDir dir;
+  const ArRun r = run_ar(with({nt::bin("nodeprobe-allreduce"), "--np", "1"}, with(kQuick, {"--backend", "mpi", "-q"})), dir);
+  ASSERT_TRUE(r.have_report) << r.proc.err;
+  EXPECT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  EXPECT_EQ(r.status(), "pass") << r.reason();
+  EXPECT_EQ(r.check("ranks.single")["status"], "skip");
+  EXPECT_EQ(r.check("data.mpi")["status"], "pass");
+  int times = 0;
+  for (const auto& m : r.probe["metrics"]) {
+    const std::string name = m["name"];
+    EXPECT_TRUE(name != "busbw" && name != "algbw" && name != "avg_busbw") << m.dump();
+    if (name != "time") continue;
+    ++times;
+    const double v = m["value"];
+    EXPECT_GT(v, 0) << m.dump();
+    EXPECT_GE(v, m["stats"]["min"].get<double>() * (1 - 1e-9)) << m.dump();
+    EXPECT_LE(v, m["stats"]["max"].get<double>() * (1 + 1e-9)) << m.dump();
+  }
+  EXPECT_EQ(times, 6) << "3 sizes, out of place and in place";
+}
+
 // --spread paces the timed iterations (sample k starts at k/n of the spread)
 // and times each from its own start: every sample is still there, the pause
 // is not in them, and the run lasts at least (n-1)/n of the spread.

@@ -527,14 +527,14 @@ TEST(GemmProbe, TimedWindowSamplesClocksPowerAndThrottling) {
                          {"FAKE_NVML_THROTTLE", "0x41"}, {"FAKE_NVML_POWER_W", "500"}});
   FakeBackend b;
   b.gpus.resize(1);
-  b.busy_polls = 4;
+  b.busy_polls = 60;  // 5 ms apart: a 0.3 s window, long enough to read power in
   b.gpus[0].tflops[Precision::kBf16] = 400;  // 40 % of 989.5: slow
   GemmOptions o = small_options();
   o.conv = o.memory = o.train = false;
   o.precisions = {Precision::kBf16};
   const ProbeRun run = run_probe(b, o, NODEPROBE_FAKE_NVML);
   const Json& w = run.r.data["gpus"][0]["gemm_busy_window_bf16"];
-  EXPECT_EQ(w["samples"], 4);  // sampled for as long as the timed work ran
+  EXPECT_EQ(w["samples"], 60);  // sampled for as long as the timed work ran
   EXPECT_EQ(w["sm_clock_min_mhz"], 1410);
   EXPECT_EQ(w["throttle_reasons"], "HwThermalSlowdown");  // GpuIdle left out
   EXPECT_EQ(w["power_instant_max_w"], 500.0);

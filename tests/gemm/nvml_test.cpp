@@ -142,9 +142,31 @@ TEST(BusyWindow, PowerFromTheEnergyCounterClocksAndThrottling) {
   NvmlSample f;
   f.power_draw_w = 90;
   flat.add(f, 1);
-  flat.add(f, 1.01);
+  flat.add(f, 1.3);
   EXPECT_EQ(flat.energy_power_w(), -1);
   EXPECT_NE(flat.describe().find("1 s average: may include idle time"), std::string::npos) << flat.describe();
+}
+
+// What an H200 showed: over a 30 ms BF16 burst the energy counter's step gave
+// 1040 W on a 700 W card, and the instantaneous field 125 W at full clocks.
+// A window that short reads no power, and says so.
+TEST(BusyWindow, TooShortAWindowReadsNoPower) {
+  BusyWindow w;
+  NvmlSample s;
+  s.sm_clock_mhz = 1980;
+  s.energy_mj = 5'000'000;
+  s.power_instant_w = 125;
+  s.power_draw_w = 120;
+  w.add(s, 2.0);
+  s.energy_mj = 5'000'000 + 31'200;  // 31.2 J in 0.03 s
+  w.add(s, 2.03);
+  EXPECT_EQ(w.energy_power_w(), -1);
+  EXPECT_EQ(w.power_instant_max_w(), -1);
+  const std::string d = w.describe();
+  EXPECT_NE(d.find("power not read (a 0.03 s window"), std::string::npos) << d;
+  EXPECT_EQ(d.find(" W "), std::string::npos) << d;
+  EXPECT_FALSE(w.to_json().contains("power_energy_counter_w"));
+  EXPECT_TRUE(w.to_json().contains("power_not_read"));
 }
 
 }  // namespace
