@@ -108,6 +108,13 @@ Diagnosis diagnose_cuda(const CudaEnv& env, const GpuExpectation& expect, const 
   // it) but cannot be used is a failure; otherwise there is nothing to test.
   const bool gpus_expected = expect.count > 0 || (nvml.loaded && nvml.device_count > 0);
   d.status = gpus_expected ? Status::kFail : Status::kSkip;
+  if (d.problem == CudaProblem::kNoDevice && env.visible_devices_set && gpus_expected) {
+    // The run's own environment hides the GPUs: nothing is known about the
+    // node, so no node finding (on an H200 it read "fail, node action:
+    // reboot"); the run could not test, which is an error of the run.
+    d.status = Status::kError;
+    d.finding.clear();
+  }
   return d;
 }
 

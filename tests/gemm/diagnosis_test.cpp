@@ -92,6 +92,16 @@ TEST(Diagnosis, HiddenByCudaVisibleDevices) {
   const Diagnosis d = diagnose_cuda(e, kNone, kNoNvml);
   EXPECT_NE(d.summary.find("CUDA_VISIBLE_DEVICES=''"), std::string::npos);
   EXPECT_NE(d.fix.find("unset CUDA_VISIBLE_DEVICES"), std::string::npos);
+  // NVML sees the GPU the variable hides: the run could not test it, and
+  // nothing is wrong with the node (no finding, so no node action).
+  NvmlView nv;
+  nv.loaded = true;
+  nv.init_rc = 0;
+  nv.device_count = 1;
+  const Diagnosis hidden = diagnose_cuda(e, kNone, nv);
+  EXPECT_EQ(hidden.status, Status::kError);
+  EXPECT_EQ(hidden.finding, "");
+  EXPECT_NE(hidden.reason.find("CUDA_VISIBLE_DEVICES=''"), std::string::npos);
 }
 
 TEST(Diagnosis, NvmlSeeingGpusMakesItAFailure) {
