@@ -4,6 +4,21 @@
 
 namespace nodeprobe::gemm {
 
+// Two runs of an unchanged node, measured on one idle H200 (scripts/gpu-check.sh,
+// then nodeprobe-gemm --profile full twice and accept --profile quick twice,
+// seconds apart: reports/examples/nvidia-h200-gemm-{A,B}.json and
+// nvidia-h200-accept-{A,B}.json). Each run's repetitions follow one another
+// and share the run's state, so their spread misses what differs between runs:
+// - the 1024^3 GEMM (about 8 us a call): 1.45x apart, intervals separate;
+//   2048 and up stayed within 1.06x;
+// - cuDNN's FP16/BF16 tensor-core convolutions of the 56x56 layers, the same
+//   algorithm both times: up to 1.69x (every one of them slower in the second
+//   run); the 7x7 stem and FP32 stayed within 1.01x;
+// - pageable host copies: 1.22x (pinned ones and device bandwidth: 1.04x).
+constexpr double kShortGemmRunToRun = 1.5;
+constexpr double kTensorConvRunToRun = 1.8;
+constexpr double kPageableRunToRun = 1.3;
+
 const std::vector<MetricDescriptor>& gemm_metrics() {
   static const std::vector<std::string> kGemm{"gpu", "precision", "size"};
   static const std::vector<MetricDescriptor> t = {
@@ -12,23 +27,29 @@ const std::vector<MetricDescriptor>& gemm_metrics() {
           .axes(kGemm)
           .bar_chart("gemm", "GEMM throughput per precision (best size)", "precision", "gemm.peak_tflops")
           .best_of("size")
+          .run_to_run_where("size", "1024", kShortGemmRunToRun)
           .key(1, "", "precision"),
       counted("gemm.peak_tflops", "TFLOP/s", Better::kHigher, "datasheet dense peak of the GPU at the precision")
           .axes({"gpu", "precision"}),
       derived("gemm.pct_of_peak", "%", Better::kHigher, "GEMM throughput as a share of the datasheet peak")
-          .axes(kGemm),
+          .axes(kGemm)
+          .run_to_run_where("size", "1024", kShortGemmRunToRun),
       derived("gemm.speedup_vs_fp32", "x", Better::kHigher, "throughput at the largest size over FP32's")
           .axes(kGemm),
       measured("conv.tflops", "TFLOP/s", Better::kHigher, "cuDNN convolution throughput; spread over repetitions")
-          .axes({"gpu", "layer", "precision", "pass", "batch"}),
+          .axes({"gpu", "layer", "precision", "pass", "batch"})
+          .run_to_run_where("precision", "fp16", kTensorConvRunToRun)
+          .run_to_run_where("precision", "bf16", kTensorConvRunToRun),
       measured("memory.device_bandwidth", "GB/s", Better::kHigher, "device memory bandwidth; spread over repetitions")
           .axes({"gpu", "kernel"}),
       derived("memory.device_pct_of_spec", "%", Better::kHigher, "device bandwidth as a share of the datasheet's")
           .axes({"gpu", "kernel"}),
       measured("memory.host_bandwidth", "GB/s", Better::kHigher, "host <-> device copy bandwidth; spread over repetitions")
-          .axes({"gpu", "direction", "memory"}),
+          .axes({"gpu", "direction", "memory"})
+          .run_to_run_where("memory", "pageable", kPageableRunToRun),
       derived("memory.pinned_speedup", "x", Better::kHigher, "pinned over pageable copy bandwidth")
-          .axes({"gpu", "direction"}),
+          .axes({"gpu", "direction"})
+          .run_to_run(kPageableRunToRun),
       measured("p2p.bandwidth", "GB/s", Better::kHigher, "GPU to GPU copy bandwidth; spread over repetitions")
           .axes({"src", "dst", "path"}),
       counted("train.loss_initial", "", Better::kLower, "loss of the smoke training loop's first step")
