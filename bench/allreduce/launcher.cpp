@@ -132,6 +132,32 @@ std::vector<std::string> strip_launcher_args(int argc, char** argv) {
   return out;
 }
 
+std::string drop_exit_status_banners(const std::string& err) {
+  // Open MPI's help blocks sit between lines of dashes.
+  const auto is_rule = [](const std::string& l) {
+    return l.size() >= 20 && l.find_first_not_of('-') == std::string::npos;
+  };
+  std::vector<std::string> lines;
+  std::istringstream in(err);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (is_rule(lines[i])) {
+      std::size_t j = i + 1;
+      while (j < lines.size() && !is_rule(lines[j])) ++j;
+      std::string block;
+      for (std::size_t k = i + 1; k < j; ++k) block += lines[k] + "\n";
+      if (j < lines.size() && (block.find("non-zero exit code") != std::string::npos ||
+                               block.find("exited with non-zero status") != std::string::npos)) {
+        i = j;  // the block and both rules
+        continue;
+      }
+    }
+    out += lines[i] + "\n";
+  }
+  return out;
+}
+
 std::vector<std::string> local_mpirun_argv(const std::string& mpirun, int np, const std::string& self,
                                            const std::vector<std::string>& child_args, bool as_root) {
   std::vector<std::string> v = {mpirun, "-np", std::to_string(np), "--oversubscribe", "--bind-to", "none"};
@@ -205,7 +231,8 @@ int run_local_ranks(const Options& opt, int argc, char** argv) {
     const double launch_t0 = steady_clock().now_s();
     r = run_launch(opt, mpirun, base_args, dir->path(), json_k, k, left_s);
     if (k == 1) first_launch_s = steady_clock().now_s() - launch_t0;
-    std::cerr << r.err;
+    struct stat written {};
+    std::cerr << (::stat(json_k.c_str(), &written) == 0 ? drop_exit_status_banners(r.err) : r.err);
     for (const auto& name : remove_dead_rank_segments(dir->path()))
       if (opt.common.verbose) std::cerr << kTool << ": removed " << kShmDir << "/" << name << " of a dead rank\n";
     // A later launch cut by the deadline (its ranks' or ours) adds nothing:

@@ -139,6 +139,25 @@ TEST(Launcher, StripsWhatItWritesItselfInBothForms) {
                                             "--allow-run-as-root", "/bin/np", "-b", "1M"}));
 }
 
+// What mpirun printed on an H200 after a clean skip (two ranks on one GPU,
+// each rank exiting 77): the report says it, Open MPI's blocks go; any other
+// block, and every rank's own line, stay.
+TEST(Launcher, DropsOpenMpisExitStatusBannersOnly) {
+  const std::string rule(74, '-');
+  const std::string err =
+      "nodeprobe-allreduce: rank 1: skip\n" + rule + "\nPrimary job  terminated normally, but 1 process returned\n"
+      "a non-zero exit code. Per user-direction, the job has been aborted.\n" + rule + "\n" + rule +
+      "\nmpiexec detected that one or more processes exited with non-zero status, thus causing\n"
+      "the job to be terminated. The first process to do so was:\n\n  Process name: [[27238,1],1]\n  Exit code:    77\n" +
+      rule + "\n" + rule + "\nWARNING: There was an error initializing an OpenFabrics device.\n" + rule + "\n";
+  const std::string out = drop_exit_status_banners(err);
+  EXPECT_EQ(out, "nodeprobe-allreduce: rank 1: skip\n" + rule +
+                     "\nWARNING: There was an error initializing an OpenFabrics device.\n" + rule + "\n");
+  EXPECT_EQ(drop_exit_status_banners("plain\n"), "plain\n");
+  // An unterminated block is kept as it is.
+  EXPECT_EQ(drop_exit_status_banners(rule + "\nexited with non-zero status\n"), rule + "\nexited with non-zero status\n");
+}
+
 TEST(Interface, PicksLikeNcclSocketIfname) {
   std::vector<LocalAddr> a = {{"lo", "127.0.0.1", true, true},
                               {"docker0", "172.17.0.1", false, true},
