@@ -250,7 +250,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
   only_keys(xr, {"schema", "description", "unknown", "codes"}, xdoc, "the document");
   if (xr.value("schema", "") != "nodeprobe.xid/1") fail(xdoc, "schema must be nodeprobe.xid/1");
   auto read_xid = [&](const json& x, const std::string& where) {
-    only_keys(x, {"name", "meaning", "action", "severity", "node_action"}, xdoc, where);
+    only_keys(x, {"name", "meaning", "action", "severity", "node_action", "cause"}, xdoc, where);
     XidInfo xi;
     xi.name = need_string(x, "name", xdoc, where);
     xi.meaning = need_string(x, "meaning", xdoc, where);
@@ -258,6 +258,10 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     xi.severity = need_severity(x, xdoc, where, true);
     xi.node_action = need_string(x, "node_action", xdoc, where);
     if (action_rank(xi.node_action) < 0) fail(xdoc, where + ": unknown node_action '" + xi.node_action + "'");
+    if (x.contains("cause")) {
+      xi.cause = need_string(x, "cause", xdoc, where);
+      if (!pb.cause("gpu.xid", xi.cause)) fail(xdoc, where + ": the playbook has no cause '" + xi.cause + "' for gpu.xid");
+    }
     return xi;
   };
   if (!xr.contains("unknown")) fail(xdoc, "lacks 'unknown'");

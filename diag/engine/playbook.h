@@ -52,6 +52,7 @@ struct XidInfo {
   std::string name, meaning, action;
   Severity severity = Severity::kWarn;
   std::string node_action;  ///< action class (node_actions()) after NVIDIA's catalogue
+  std::string cause;        ///< the gpu.xid cause it always is ("gsp" for 119 and 120), wherever it was read
   bool known = false;
 };
 

@@ -66,7 +66,8 @@ void add_xid(SourceResult& r, const Playbook& pb, const Line& l, int code, const
   facts["reported_as"] = via;
   if (!gpu.empty()) facts["pci"] = gpu;
   facts.update(more);
-  add(r, "gpu.xid", code == 119 || code == 120 ? "gsp" : "", pb.xid(code).severity, l, facts, std::to_string(code));
+  const XidInfo x = pb.xid(code);
+  add(r, "gpu.xid", x.cause, x.severity, l, facts, std::to_string(code));
 }
 
 // The driver's recovery action for a GPU (nvidia-smi -q "GPU Recovery

@@ -97,6 +97,20 @@ TEST(Rules, NvlinkXidIsAnErrorOnlyWhenItsTextSaysFatal) {
   EXPECT_EQ(fatal.get("gpu.xid")->severity, Severity::kError);
 }
 
+// Xid 120 in the kernel log is the gsp cause, as it is from nvidia-smi's and
+// dcgmi's tables (xid.json's "cause"): one cause whatever the source, so a
+// bundle's tables and the live kernel log tell the same remedy.
+TEST(Rules, GspXidHasTheGspCauseFromTheKernelLogToo) {
+  const Result r = analyze(
+      "NVRM: Xid (PCI:0000:1b:00): 120, pid=2411, name=python3, GSP task timeout @ pc:0x7cd5b0c, task: 1\n");
+  ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("gpu.xid")->facts.value("cause", ""), "gsp");
+  EXPECT_EQ(r.get("gpu.xid")->facts.value("code", ""), "120");
+  const Result other = analyze("NVRM: Xid (PCI:0000:1b:00): 79, pid=1, GPU has fallen off the bus.\n");
+  ASSERT_NE(other.get("gpu.xid"), nullptr) << other.ids();
+  EXPECT_EQ(other.get("gpu.xid")->facts.value("cause", ""), "");
+}
+
 TEST(Rules, SocketWarningsThatAreRetriesAreNotErrors) {
   // A net plugin's retries that then connect (google/nccl-fastsocket#4).
   const Result r = analyze(
