@@ -353,7 +353,7 @@ std::vector<Finding> FindingSet::render(const Playbook& pb, double now) const {
       const PlaybookCause* c = pb.cause(f.id, members[i]->key.cause);
       if (!c) continue;
       for (const auto& s : c->remedy) {
-        const std::string step = fill_template(s, f.facts);
+        const std::string step = fill_step(s, f.facts);
         if (std::find(f.remedy.begin(), f.remedy.end(), step) == f.remedy.end()) f.remedy.push_back(step);
       }
       if (action_rank(c->action) > action_rank(f.action) && effective(*members[i], pb) == worst) f.action = c->action;

@@ -71,10 +71,12 @@ Severity need_severity(const json& j, const std::string& doc, const std::string&
 }
 
 // Placeholders are {lower_snake}; [optional segments] are not nested; any
-// other brace or bracket is an error.
-void check_template(const std::string& t, const std::string& doc, const std::string& where) {
+// other brace or bracket is an error. Remedy steps (segments = false) are
+// commands: their brackets are literal.
+void check_template(const std::string& t, const std::string& doc, const std::string& where, bool segments = true) {
   bool in_segment = false;
   for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!segments && (t[i] == '[' || t[i] == ']')) continue;
     if (t[i] == '[') {
       if (in_segment) fail(doc, where + ": nested [ in \"" + t + "\"");
       in_segment = true;
@@ -170,6 +172,12 @@ std::string fill_template(const std::string& tmpl, const Json& facts, bool* comp
   return out;
 }
 
+std::string fill_step(const std::string& step, const Json& facts) {
+  std::string out;
+  fill_plain(step, facts, &out);
+  return out;
+}
+
 Playbook Playbook::parse(const std::string& playbook_json, const std::string& xid_json,
                          const std::string& instances_json) {
   Playbook pb;
@@ -196,7 +204,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
     pe.message = need_string(e, "message", doc, where);
     check_template(pe.message, doc, where + ".message");
     pe.remedy = string_list(e, "remedy", doc, where, true, true);
-    for (const auto& r : pe.remedy) check_template(r, doc, where + ".remedy");
+    for (const auto& r : pe.remedy) check_template(r, doc, where + ".remedy", false);
     pe.refs = string_list(e, "refs", doc, where, true, false);
     pe.action = need_string(e, "action", doc, where);
     if (action_rank(pe.action) < 0) fail(doc, where + ": unknown action '" + pe.action + "'");
@@ -223,7 +231,7 @@ Playbook Playbook::parse(const std::string& playbook_json, const std::string& xi
         check_template(pc.message, doc, cw + ".message");
         pc.severity = need_severity(c.value(), doc, cw, false);
         pc.remedy = string_list(c.value(), "remedy", doc, cw, false, false);
-        for (const auto& r : pc.remedy) check_template(r, doc, cw + ".remedy");
+        for (const auto& r : pc.remedy) check_template(r, doc, cw + ".remedy", false);
         pc.refs = string_list(c.value(), "refs", doc, cw, false, false);
         pc.action = need_string(c.value(), "action", doc, cw, false);
         if (!pc.action.empty() && action_rank(pc.action) < 0) fail(doc, cw + ": unknown action '" + pc.action + "'");
@@ -342,7 +350,7 @@ void Playbook::render(Finding& f, const std::string& cause_key, Severity overrid
                                                           : e->severity;
   std::vector<std::string> steps = f.remedy;
   auto add = [&](const std::string& s) {
-    const std::string filled = fill_template(s, f.facts);
+    const std::string filled = fill_step(s, f.facts);
     if (std::find(steps.begin(), steps.end(), filled) == steps.end()) steps.push_back(filled);
   };
   const bool exact_fix = !f.remedy.empty();

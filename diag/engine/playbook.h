@@ -106,8 +106,14 @@ const Playbook& default_playbook();
 std::string recovery_node_action(std::string_view text);
 
 /// Replaces {name} with the fact's value (arrays joined by ", "). Missing
-/// facts become <name> and clear *complete.
+/// facts become <name> and clear *complete. A [segment] is kept, without its
+/// brackets, only when its facts are all known (messages).
 std::string fill_template(const std::string& tmpl, const Json& facts, bool* complete = nullptr);
+
+/// A remedy step: {name} filled as fill_template does, every other character,
+/// brackets included, kept as written ('SecurityGroups[].[IpPermissions]',
+/// "tensorflow[and-cuda]", /dev/nvidia[0-7] are commands, not segments).
+std::string fill_step(const std::string& step, const Json& facts);
 
 /// The embedded JSON documents (for tests and `nodeprobe diag --playbook`).
 const char* embedded_playbook_json();

@@ -2,6 +2,8 @@
 // emit has an entry with remedy steps.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -162,6 +164,28 @@ TEST(Playbook, TemplatesFillFactsAndDropOptionalSegments) {
   EXPECT_TRUE(complete);
   EXPECT_EQ(fill_template("nc -vz {peer} {port}", Json::object(), &complete), "nc -vz <peer> <port>");
   EXPECT_FALSE(complete);
+}
+
+// Remedy steps are commands: their brackets are the command's (a JMESPath
+// query, a pip extra, a glob), never optional segments. Rendered as segments,
+// 'SecurityGroups[].[IpPermissions,IpPermissionsEgress]' lost its brackets.
+TEST(Playbook, RemedyStepsKeepTheirBrackets) {
+  EXPECT_EQ(fill_step("grep -e '^[0-9a-f]' {pci} /dev/nvidia[0-7]", {{"pci", "0000:3b:00"}}),
+            "grep -e '^[0-9a-f]' 0000:3b:00 /dev/nvidia[0-7]");
+  EXPECT_EQ(fill_step("nvidia-smi -r -i {pci}", Json::object()), "nvidia-smi -r -i <pci>");
+  const Playbook& pb = default_playbook();
+  for (const auto& [id, cause, needle] :
+       {std::tuple<const char*, const char*, const char*>{"net.unreachable", "efa_unreachable",
+                                                           "'SecurityGroups[].[IpPermissions,IpPermissionsEgress]'"},
+        {"gpu.not_found", "cuda_libraries_missing", "\"tensorflow[and-cuda]\", \"jax[cuda12]\""},
+        {"gpu.count_mismatch", "slurm_gres", "/dev/nvidia[0-7]"}}) {
+    Finding f;
+    f.id = id;
+    pb.render(f, cause);
+    EXPECT_TRUE(std::any_of(f.remedy.begin(), f.remedy.end(),
+                            [&](const std::string& s) { return s.find(needle) != std::string::npos; }))
+        << id << "/" << cause << " lacks " << needle;
+  }
 }
 
 TEST(Playbook, RenderUsesCauseThenEntryAndKeepsExactFixesFirst) {
