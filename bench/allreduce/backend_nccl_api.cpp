@@ -10,7 +10,7 @@ const NcclApi& system_nccl_api() {
     NcclApi a;
     a.rt = &cuda::linked_runtime();
     const std::string soname = "libnccl.so." + std::to_string(NCCL_MAJOR);
-    const SharedLibrary so = SharedLibrary::open(soname, cuda_library_dirs());
+    const SharedLibrary so = SharedLibrary::open_cuda(soname);
     if (!so.ok()) {
       a.unavailable = so.error() + " (install NCCL " + std::to_string(NCCL_MAJOR) +
                       ", e.g. the libnccl2 package, or point NODEPROBE_CUDA_LIBRARY_PATH at its lib directory)";

@@ -10,12 +10,11 @@ const Libraries& system_libraries() {
     static Cublas blas;
     Libraries l;
     l.rt = &nodeprobe::cuda::linked_runtime();
-    const auto dirs = cuda_library_dirs();
     const std::string major = std::to_string(CUBLAS_VER_MAJOR);
     // libcublas needs libcublasLt: load the latter first so a missing one is named.
-    const SharedLibrary lt_lib = SharedLibrary::open("libcublasLt.so." + major, dirs);
+    const SharedLibrary lt_lib = SharedLibrary::open_cuda("libcublasLt.so." + major);
     const SharedLibrary blas_lib =
-        lt_lib.ok() ? SharedLibrary::open("libcublas.so." + major, dirs) : SharedLibrary();
+        lt_lib.ok() ? SharedLibrary::open_cuda("libcublas.so." + major) : SharedLibrary();
     std::string missing;
     if (!lt_lib.ok()) {
       l.blas_unavailable = lt_lib.error();

@@ -66,7 +66,7 @@ const LoadedCudnn& loaded_cudnn() {
     LoadedCudnn out;
     out.state.name = "cudnn";
     const std::string soname = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
-    const SharedLibrary lib = SharedLibrary::open(soname, cuda_library_dirs());
+    const SharedLibrary lib = SharedLibrary::open_cuda(soname);
     if (!lib.ok()) {
       out.state.error = lib.error() + " (install cuDNN " + std::to_string(CUDNN_MAJOR) + " for CUDA " +
                         std::to_string(CUDART_VERSION / 1000) +

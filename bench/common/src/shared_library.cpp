@@ -36,6 +36,31 @@ SharedLibrary SharedLibrary::open(const std::string& name, const std::vector<std
   return lib;
 }
 
+SharedLibrary SharedLibrary::open_cuda(const std::string& name) { return open_cuda(name, cuda_toolkit_dirs()); }
+
+SharedLibrary SharedLibrary::open_cuda(const std::string& name, const std::vector<std::string>& toolkit_dirs) {
+  if (const auto dirs = cuda_library_dirs(); !dirs.empty()) return open(name, dirs);
+  SharedLibrary lib = open(name);
+  if (lib.ok()) return lib;
+  std::string tried;
+  for (const std::string& d : toolkit_dirs) {
+    SharedLibrary in_dir = open(name, {d});
+    if (in_dir.ok()) return in_dir;
+    tried += (tried.empty() ? "" : ", ") + d;
+  }
+  if (!tried.empty()) lib.error_ += "; nor in " + tried;
+  return lib;
+}
+
+std::vector<std::string> cuda_toolkit_dirs() {
+#if defined(__aarch64__)
+  const char* target = "/usr/local/cuda/targets/sbsa-linux/lib";
+#else
+  const char* target = "/usr/local/cuda/targets/x86_64-linux/lib";
+#endif
+  return {"/usr/local/cuda/lib64", "/usr/local/cuda/lib", target};
+}
+
 void* SharedLibrary::symbol(const char* name) const {
   return handle_ ? ::dlsym(handle_, name) : nullptr;
 }

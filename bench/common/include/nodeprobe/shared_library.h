@@ -17,6 +17,12 @@ class SharedLibrary {
   /// check ok() / error(). The library stays loaded for the life of the
   /// process (CUDA libraries do not survive being unloaded and reloaded).
   static SharedLibrary open(const std::string& name, const std::vector<std::string>& dirs = {});
+  /// A CUDA library (cuBLAS, cuDNN, NCCL): from $NODEPROBE_CUDA_LIBRARY_PATH
+  /// alone when it is set; else the loader's search, then `toolkit_dirs`
+  /// (cuda_toolkit_dirs()): a Slurm health check, cron or a systemd unit runs
+  /// without the LD_LIBRARY_PATH a login shell sets for /usr/local/cuda.
+  static SharedLibrary open_cuda(const std::string& name, const std::vector<std::string>& toolkit_dirs);
+  static SharedLibrary open_cuda(const std::string& name);
 
   bool ok() const { return handle_ != nullptr; }
   /// "cannot load libcudnn.so.9: <dlerror>" when !ok().
@@ -35,6 +41,11 @@ class SharedLibrary {
 /// unset): where CUDA libraries are looked for instead of the loader's search
 /// (a pip wheel's nvidia/*/lib, a conda environment, a test's fakes).
 std::vector<std::string> cuda_library_dirs();
+
+/// Where the CUDA toolkit keeps its libraries when no search path names it:
+/// /usr/local/cuda/lib64, /usr/local/cuda/lib and the toolkit's
+/// targets/<arch>/lib (x86_64-linux, sbsa-linux).
+std::vector<std::string> cuda_toolkit_dirs();
 
 }  // namespace nodeprobe
 
