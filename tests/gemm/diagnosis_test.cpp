@@ -19,6 +19,15 @@ const GpuExpectation kNone{};
 const GpuExpectation kEight{8, "A100", "instance type p4d.24xlarge"};
 const NvmlView kNoNvml{};
 
+// NVML loaded and answering, with `gpus` GPUs.
+NvmlView nvml_seeing(int gpus) {
+  NvmlView nv;
+  nv.loaded = true;
+  nv.init_rc = 0;
+  nv.device_count = gpus;
+  return nv;
+}
+
 TEST(Diagnosis, VersionFormatting) {
   EXPECT_EQ(format_cuda_version(12040), "12.4");
   EXPECT_EQ(format_cuda_version(13000), "13.0");
@@ -94,11 +103,7 @@ TEST(Diagnosis, HiddenByCudaVisibleDevices) {
   EXPECT_NE(d.fix.find("unset CUDA_VISIBLE_DEVICES"), std::string::npos);
   // NVML sees the GPU the variable hides: the run could not test it, and
   // nothing is wrong with the node (no finding, so no node action).
-  NvmlView nv;
-  nv.loaded = true;
-  nv.init_rc = 0;
-  nv.device_count = 1;
-  const Diagnosis hidden = diagnose_cuda(e, kNone, nv);
+  const Diagnosis hidden = diagnose_cuda(e, kNone, nvml_seeing(1));
   EXPECT_EQ(hidden.status, Status::kError);
   EXPECT_EQ(hidden.finding, "");
   EXPECT_NE(hidden.reason.find("CUDA_VISIBLE_DEVICES=''"), std::string::npos);
@@ -106,11 +111,7 @@ TEST(Diagnosis, HiddenByCudaVisibleDevices) {
 
 TEST(Diagnosis, NvmlSeeingGpusMakesItAFailure) {
   const CudaEnv e = env(cuda_rc::kNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected", 12040);
-  NvmlView nv;
-  nv.loaded = true;
-  nv.init_rc = 0;
-  nv.device_count = 8;
-  const Diagnosis d = diagnose_cuda(e, kNone, nv);
+  const Diagnosis d = diagnose_cuda(e, kNone, nvml_seeing(8));
   EXPECT_EQ(d.status, Status::kFail);
   EXPECT_NE(d.observed.find("NVML sees 8 GPU(s)"), std::string::npos);
 }
