@@ -210,7 +210,9 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
     statuses.push_back(t.status);
   }
   r.data["targets"] = targets;
-  if (d.nranks == 1 && std::any_of(d.targets.begin(), d.targets.end(), [](const TargetResult& t) { return !t.rows.empty(); }))
+  const bool any_rows =
+      std::any_of(d.targets.begin(), d.targets.end(), [](const TargetResult& t) { return !t.rows.empty(); });
+  if (d.nranks == 1 && any_rows)
     add_check(r, "ranks.single", Status::kSkip,
               "one rank: nothing crosses a link, so no bandwidth is reported (busbw is 0 by definition, and in "
               "place the collective has nothing to do); the data checks and the time per call are",
@@ -253,7 +255,7 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
   }
   r.data["ranks"] = ranks;
   const auto slow = straggler_names(d);
-  if (!slow.empty() || std::any_of(d.targets.begin(), d.targets.end(), [](const TargetResult& t) { return !t.rows.empty(); })) {
+  if (!slow.empty() || any_rows) {
     std::string obs;
     for (const auto& s : slow) obs += (obs.empty() ? "" : "; ") + s;
     add_check(r, "ranks.stragglers", slow.empty() ? Status::kPass : Status::kWarn,

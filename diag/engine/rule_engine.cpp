@@ -283,10 +283,11 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
         code = std::stoi(prev);
         facts["reported_as"] = "Xid 45 (cleanup after Xid " + prev + ")";
       }
+      const XidInfo x = pb_.xid(code);
       facts.update(pb_.xid_facts(code));
-      severity = pb_.xid(code).severity;
+      severity = x.severity;
       // The same Xid has the same cause from a kernel line as from a table.
-      if (cause.empty()) cause = pb_.xid(code).cause;
+      if (cause.empty()) cause = x.cause;
       // NVLink Xids say in their text whether this instance is fatal.
       if (nvlink_xid(code) && code != 74 && line.find("Fatal") != std::string_view::npos &&
           line.find("Non-fatal") == std::string_view::npos && line.find("Nonfatal") == std::string_view::npos)

@@ -41,14 +41,13 @@ SharedLibrary SharedLibrary::open_cuda(const std::string& name) { return open_cu
 SharedLibrary SharedLibrary::open_cuda(const std::string& name, const std::vector<std::string>& toolkit_dirs) {
   if (const auto dirs = cuda_library_dirs(); !dirs.empty()) return open(name, dirs);
   SharedLibrary lib = open(name);
-  if (lib.ok()) return lib;
-  std::string tried;
-  for (const std::string& d : toolkit_dirs) {
-    SharedLibrary in_dir = open(name, {d});
-    if (in_dir.ok()) return in_dir;
-    tried += (tried.empty() ? "" : ", ") + d;
-  }
-  if (!tried.empty()) lib.error_ += "; nor in " + tried;
+  if (lib.ok() || toolkit_dirs.empty()) return lib;
+  SharedLibrary in_toolkit = open(name, toolkit_dirs);
+  if (in_toolkit.ok()) return in_toolkit;
+  // The loader's reason, and where else it was looked for (the directories' own
+  // "No such file" lines add nothing).
+  lib.error_ += "; nor in " + toolkit_dirs.front();
+  for (std::size_t i = 1; i < toolkit_dirs.size(); ++i) lib.error_ += ", " + toolkit_dirs[i];
   return lib;
 }
 
