@@ -62,6 +62,16 @@ TEST_F(CudaLibrarySearch, TheVariableAloneWhenSet) {
   const SharedLibrary lib = SharedLibrary::open_cuda("libnodeprobe_dummy_c.so.9", {toolkit.path()});
   EXPECT_FALSE(lib.ok()) << "the toolkit copy must not be used when the variable names other directories";
   EXPECT_NE(lib.error().find("NODEPROBE_CUDA_LIBRARY_PATH"), std::string::npos) << lib.error();
+  EXPECT_NE(lib.error().find(elsewhere.path()), std::string::npos) << lib.error();
+}
+
+TEST_F(CudaLibrarySearch, DirectoriesOfTheCallerAreNamedAsTheirs) {
+  TempDir a, b;
+  const SharedLibrary lib = SharedLibrary::open("libnodeprobe_dummy_d.so.9", {a.path(), b.path()});
+  EXPECT_FALSE(lib.ok());
+  EXPECT_NE(lib.error().find("from " + a.path() + ", " + b.path() + ":"), std::string::npos) << lib.error();
+  EXPECT_EQ(lib.error().find("NODEPROBE_CUDA_LIBRARY_PATH"), std::string::npos)
+      << "the variable is not set: " << lib.error();
 }
 
 TEST(CudaToolkitDirs, TheToolkitsStandardPlaces) {

@@ -32,14 +32,20 @@ SharedLibrary SharedLibrary::open(const std::string& name, const std::vector<std
     tried += (tried.empty() ? "" : "; ") + std::string(why ? why : path + ": unknown error");
   }
   lib.path_ = name;
-  lib.error_ = "cannot load " + name + " from NODEPROBE_CUDA_LIBRARY_PATH: " + tried;
+  std::string where = dirs.front();
+  for (std::size_t i = 1; i < dirs.size(); ++i) where += ", " + dirs[i];
+  lib.error_ = "cannot load " + name + " from " + where + ": " + tried;
   return lib;
 }
 
 SharedLibrary SharedLibrary::open_cuda(const std::string& name) { return open_cuda(name, cuda_toolkit_dirs()); }
 
 SharedLibrary SharedLibrary::open_cuda(const std::string& name, const std::vector<std::string>& toolkit_dirs) {
-  if (const auto dirs = cuda_library_dirs(); !dirs.empty()) return open(name, dirs);
+  if (const auto dirs = cuda_library_dirs(); !dirs.empty()) {
+    SharedLibrary lib = open(name, dirs);
+    if (!lib.ok()) lib.error_ += " (NODEPROBE_CUDA_LIBRARY_PATH names these directories, and only they are searched)";
+    return lib;
+  }
   SharedLibrary lib = open(name);
   if (lib.ok() || toolkit_dirs.empty()) return lib;
   SharedLibrary in_toolkit = open(name, toolkit_dirs);

@@ -25,7 +25,8 @@ class SharedLibrary {
   static SharedLibrary open_cuda(const std::string& name);
 
   bool ok() const { return handle_ != nullptr; }
-  /// "cannot load libcudnn.so.9: <dlerror>" when !ok().
+  /// "cannot load libcudnn.so.9: <dlerror>" when !ok(); with directories,
+  /// "cannot load NAME from DIR, DIR: <dlerror per directory>".
   const std::string& error() const { return error_; }
   /// What was opened: the path when found in `dirs`, else the name.
   const std::string& path() const { return path_; }
