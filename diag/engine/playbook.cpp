@@ -308,10 +308,9 @@ const PlaybookCause* Playbook::cause(std::string_view id, std::string_view cause
   return it == e->causes.end() ? nullptr : &it->second;
 }
 
-Json Playbook::xid_facts(int code) const {
-  const XidInfo x = xid(code);
-  return {{"code", std::to_string(code)}, {"xid_name", x.name},         {"xid_meaning", x.meaning},
-          {"xid_action", x.action},        {"xid_node_action", x.node_action}};
+Json Playbook::xid_facts(const XidInfo& x) {
+  return {{"code", std::to_string(x.code)}, {"xid_name", x.name},         {"xid_meaning", x.meaning},
+          {"xid_action", x.action},          {"xid_node_action", x.node_action}};
 }
 
 std::string recovery_node_action(std::string_view text) {

@@ -78,9 +78,9 @@ class Playbook {
 
   /// Catalogue entry for an Xid (a generic one, known = false, when unlisted).
   XidInfo xid(int code) const;
-  /// The facts a gpu.xid finding carries for `code` (code, xid_name,
-  /// xid_meaning, xid_action, xid_node_action), wherever the Xid was read.
-  Json xid_facts(int code) const;
+  /// The facts a gpu.xid finding carries for the Xid `x` (xid(code)): code,
+  /// xid_name, xid_meaning, xid_action, xid_node_action, wherever it was read.
+  static Json xid_facts(const XidInfo& x);
   /// Expectations for an instance type ("p4d.24xlarge"), or nullptr.
   const InstanceInfo* instance(std::string_view type) const;
 

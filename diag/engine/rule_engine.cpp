@@ -284,7 +284,7 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
         facts["reported_as"] = "Xid 45 (cleanup after Xid " + prev + ")";
       }
       const XidInfo x = pb_.xid(code);
-      facts.update(pb_.xid_facts(code));
+      facts.update(Playbook::xid_facts(x));
       severity = x.severity;
       // The same Xid has the same cause from a kernel line as from a table.
       if (cause.empty()) cause = x.cause;

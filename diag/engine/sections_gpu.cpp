@@ -62,11 +62,11 @@ void add_throttled(SourceResult& r, const Line& l, const std::string& gpu, const
 // the xid judge gives a kernel line, and the source's own words.
 void add_xid(SourceResult& r, const Playbook& pb, const Line& l, int code, const std::string& gpu,
              const std::string& via, const Json& more = Json::object()) {
-  Json facts = pb.xid_facts(code);
+  const XidInfo x = pb.xid(code);
+  Json facts = Playbook::xid_facts(x);
   facts["reported_as"] = via;
   if (!gpu.empty()) facts["pci"] = gpu;
   facts.update(more);
-  const XidInfo x = pb.xid(code);
   add(r, "gpu.xid", x.cause, x.severity, l, facts, std::to_string(code));
 }
 
@@ -372,10 +372,14 @@ void nvidia_smi_csv(const std::vector<Line>& lines, const Playbook& pb, SourceRe
     }
     return out;
   };
-  auto known = [](const std::string& f) {
+  // The clock-slowdown fields under their old and new names (R535 renamed them).
+  auto throttle_field = [](const std::string& f) {
+    return f.rfind("clocks_throttle_reasons.", 0) == 0 || f.rfind("clocks_event_reasons.", 0) == 0;
+  };
+  // A header names at least one field judged below.
+  auto known = [&](const std::string& f) {
     return f == "gpu_recovery_action" || f.rfind("retired_pages.", 0) == 0 || f.rfind("remapped_rows.", 0) == 0 ||
-           f.rfind("ecc.errors.uncorrected.", 0) == 0 || f.rfind("clocks_throttle_reasons.", 0) == 0 ||
-           f.rfind("clocks_event_reasons.", 0) == 0;
+           f.rfind("ecc.errors.uncorrected.", 0) == 0 || throttle_field(f);
   };
   std::vector<std::string> fields;
   for (const auto& l : lines) {
@@ -413,7 +417,7 @@ void nvidia_smi_csv(const std::vector<Line>& lines, const Playbook& pb, SourceRe
         add(r, "gpu.ecc", "remap_failed", Severity::kUnknown, l, {{"gpu", gpu}, {"ecc_field", f}});
       else if (f.rfind("ecc.errors.uncorrected.volatile.", 0) == 0 && leading_number(v) > 0)
         add(r, "gpu.ecc", "uncorrectable", Severity::kError, l, {{"gpu", gpu}, {"ecc_field", f}});
-      else if ((f.rfind("clocks_throttle_reasons.", 0) == 0 || f.rfind("clocks_event_reasons.", 0) == 0) && v == "Active" &&
+      else if (throttle_field(f) && v == "Active" &&
                std::any_of(std::begin(kSlowdowns), std::end(kSlowdowns),
                            [&](const auto& k) { return f.substr(f.find('.') + 1) == k.second; }))
         throttles.push_back(f.substr(f.find('.') + 1));
