@@ -43,7 +43,9 @@ SharedLibrary SharedLibrary::open_cuda(const std::string& name) { return open_cu
 SharedLibrary SharedLibrary::open_cuda(const std::string& name, const std::vector<std::string>& toolkit_dirs) {
   if (const auto dirs = cuda_library_dirs(); !dirs.empty()) {
     SharedLibrary lib = open(name, dirs);
-    if (!lib.ok()) lib.error_ += " (NODEPROBE_CUDA_LIBRARY_PATH names these directories, and only they are searched)";
+    // "cannot load NAME from NODEPROBE_CUDA_LIBRARY_PATH=DIR[, DIR]: ...": the variable is why only they were searched.
+    if (const std::string head = "cannot load " + name + " from "; !lib.ok() && lib.error_.rfind(head, 0) == 0)
+      lib.error_.insert(head.size(), "NODEPROBE_CUDA_LIBRARY_PATH=");
     return lib;
   }
   SharedLibrary lib = open(name);
