@@ -6,7 +6,22 @@
 
 namespace nodeprobe {
 
+namespace {
+
+std::string join_dirs(const std::vector<std::string>& dirs) {
+  std::string out;
+  for (const std::string& d : dirs) out += (out.empty() ? "" : ", ") + d;
+  return out;
+}
+
+}  // namespace
+
 SharedLibrary SharedLibrary::open(const std::string& name, const std::vector<std::string>& dirs) {
+  return open_from(name, dirs, join_dirs(dirs));
+}
+
+SharedLibrary SharedLibrary::open_from(const std::string& name, const std::vector<std::string>& dirs,
+                                       const std::string& where) {
   SharedLibrary lib;
   // RTLD_NODELETE: dlclose never unloads (cuBLAS and cuDNN keep threads and
   // atexit handlers that must not outlive their code).
@@ -32,8 +47,6 @@ SharedLibrary SharedLibrary::open(const std::string& name, const std::vector<std
     tried += (tried.empty() ? "" : "; ") + std::string(why ? why : path + ": unknown error");
   }
   lib.path_ = name;
-  std::string where = dirs.front();
-  for (std::size_t i = 1; i < dirs.size(); ++i) where += ", " + dirs[i];
   lib.error_ = "cannot load " + name + " from " + where + ": " + tried;
   return lib;
 }
@@ -41,21 +54,16 @@ SharedLibrary SharedLibrary::open(const std::string& name, const std::vector<std
 SharedLibrary SharedLibrary::open_cuda(const std::string& name) { return open_cuda(name, cuda_toolkit_dirs()); }
 
 SharedLibrary SharedLibrary::open_cuda(const std::string& name, const std::vector<std::string>& toolkit_dirs) {
-  if (const auto dirs = cuda_library_dirs(); !dirs.empty()) {
-    SharedLibrary lib = open(name, dirs);
-    // "cannot load NAME from NODEPROBE_CUDA_LIBRARY_PATH=DIR[, DIR]: ...": the variable is why only they were searched.
-    if (const std::string head = "cannot load " + name + " from "; !lib.ok() && lib.error_.rfind(head, 0) == 0)
-      lib.error_.insert(head.size(), "NODEPROBE_CUDA_LIBRARY_PATH=");
-    return lib;
-  }
+  // The variable is why only its directories are searched: the error says so.
+  if (const auto dirs = cuda_library_dirs(); !dirs.empty())
+    return open_from(name, dirs, "NODEPROBE_CUDA_LIBRARY_PATH=" + join_dirs(dirs));
   SharedLibrary lib = open(name);
   if (lib.ok() || toolkit_dirs.empty()) return lib;
   SharedLibrary in_toolkit = open(name, toolkit_dirs);
   if (in_toolkit.ok()) return in_toolkit;
   // The loader's reason, and where else it was looked for (the directories' own
   // "No such file" lines add nothing).
-  lib.error_ += "; nor in " + toolkit_dirs.front();
-  for (std::size_t i = 1; i < toolkit_dirs.size(); ++i) lib.error_ += ", " + toolkit_dirs[i];
+  lib.error_ += "; nor in " + join_dirs(toolkit_dirs);
   return lib;
 }
 

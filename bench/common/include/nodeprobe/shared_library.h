@@ -34,6 +34,9 @@ class SharedLibrary {
   void* symbol(const char* name) const;
 
  private:
+  /// open(), naming the directories `where` in its error.
+  static SharedLibrary open_from(const std::string& name, const std::vector<std::string>& dirs,
+                                 const std::string& where);
   void* handle_ = nullptr;
   std::string error_, path_;
 };
