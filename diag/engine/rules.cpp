@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "nodeprobe/finding_ids.h"
@@ -96,7 +97,72 @@ void check_regex(const std::string& p, bool need_names, const std::string& doc, 
 void check_regex(const std::string&, bool, const std::string&, const std::string&) {}
 #endif
 
-Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
+// Named fragments of a rules document ("defines"): one place for a grammar
+// several rules share (how CUDA or NVML print an error number), used in
+// patterns, unless and extract as {{key}} or {{key:ARG}}, ARG filling the
+// define's {arg} as a group.
+struct Define {
+  std::string re;
+  bool takes_arg = false;
+  bool used = false;
+};
+using Defines = std::map<std::string, Define>;
+
+Defines parse_defines(const json& root, const std::string& doc) {
+  Defines out;
+  if (!root.contains("defines")) return out;
+  if (!root.at("defines").is_array()) fail(doc, "'defines' must be an array");
+  for (const auto& j : root.at("defines")) {
+    const std::string where = "define " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+    only_keys(j, {"key", "re", "arg", "src"}, doc, where);
+    const std::string key = opt_string(j, "key", doc, where);
+    if (!good_key(key) || key.find('.') != std::string::npos) fail(doc, where + ": key must be lower_snake");
+    Define d;
+    d.re = opt_string(j, "re", doc, where);
+    if (d.re.empty()) fail(doc, where + ": 're' is required");
+    if (d.re.find("{{") != std::string::npos) fail(doc, where + ": a define cannot use another");
+    if (opt_string(j, "src", doc, where).empty()) fail(doc, where + ": lacks 'src' (the grammar's source)");
+    d.takes_arg = d.re.find("{arg}") != std::string::npos;
+    if (d.takes_arg != j.contains("arg")) fail(doc, where + ": 'arg' describes the {arg} its re uses (both or neither)");
+    if (d.takes_arg) opt_string(j, "arg", doc, where);
+    // Checked once filled in, as the patterns that use it are.
+    std::string sample = d.re;
+    for (std::size_t at; (at = sample.find("{arg}")) != std::string::npos;) sample.replace(at, 5, "(0)");
+    check_dialect(sample, doc, where);
+    check_regex(sample, false, doc, where);
+    if (!out.emplace(key, d).second) fail(doc, "duplicate define key '" + key + "'");
+  }
+  return out;
+}
+
+std::string expand_defines(const std::string& re, Defines& defs, const std::string& doc, const std::string& where) {
+  std::string out;
+  std::size_t pos = 0;
+  for (std::size_t open; (open = re.find("{{", pos)) != std::string::npos;) {
+    const std::size_t close = re.find("}}", open + 2);
+    if (close == std::string::npos) fail(doc, where + ": '{{' without '}}' in '" + re + "'");
+    const std::string ref = re.substr(open + 2, close - open - 2);
+    const std::size_t colon = ref.find(':');
+    const std::string name = ref.substr(0, colon);
+    auto it = defs.find(name);
+    if (it == defs.end()) fail(doc, where + ": unknown define '" + name + "'");
+    Define& d = it->second;
+    if (d.takes_arg != (colon != std::string::npos) || (colon != std::string::npos && colon + 1 == ref.size()))
+      fail(doc, where + ": define '" + name + (d.takes_arg ? "' needs an argument ({{" + name + ":ARG}})" : "' takes no argument"));
+    std::string body = d.re;
+    if (d.takes_arg) {
+      const std::string arg = "(" + ref.substr(colon + 1) + ")";
+      for (std::size_t at = 0; (at = body.find("{arg}", at)) != std::string::npos; at += arg.size())
+        body.replace(at, 5, arg);
+    }
+    d.used = true;
+    out += re.substr(pos, open - pos) + body;
+    pos = close + 2;
+  }
+  return out + re.substr(pos);
+}
+
+Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defines& defs) {
   const std::string where = "rule " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
   only_keys(j,
             {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by", "yields_to",
@@ -123,16 +189,22 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb) {
     fail(doc, where + ": 'patterns' must be a non-empty array");
   for (const auto& p : j.at("patterns")) {
     only_keys(p, {"re", "src"}, doc, where + ".patterns[]");
-    RulePattern rp{opt_string(p, "re", doc, where), opt_string(p, "src", doc, where)};
+    RulePattern rp{expand_defines(opt_string(p, "re", doc, where), defs, doc, where), opt_string(p, "src", doc, where)};
     if (rp.src.empty()) fail(doc, where + ": pattern '" + rp.re + "' lacks 'src' (where the message is emitted)");
     check_dialect(rp.re, doc, where);
     check_regex(rp.re, false, doc, where);
     r.patterns.push_back(std::move(rp));
   }
   r.unless = opt_strings(j, "unless", doc, where);
-  for (const auto& u : r.unless) check_regex(u, false, doc, where + ".unless");
+  for (auto& u : r.unless) {
+    u = expand_defines(u, defs, doc, where + ".unless");
+    check_regex(u, false, doc, where + ".unless");
+  }
   r.extract = opt_strings(j, "extract", doc, where);
-  for (const auto& x : r.extract) check_regex(x, true, doc, where + ".extract");
+  for (auto& x : r.extract) {
+    x = expand_defines(x, defs, doc, where + ".extract");
+    check_regex(x, true, doc, where + ".extract");
+  }
   r.suppressed_by = opt_strings(j, "suppressed_by", doc, where);
   r.yields_to = opt_strings(j, "yields_to", doc, where);
   for (const auto& id : r.yields_to)
@@ -233,11 +305,14 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
   } catch (const json::parse_error& e) {
     fail(name, std::string("not valid JSON: ") + e.what());
   }
-  only_keys(root, {"schema", "description", "rules", "folds"}, name, "the document");
+  only_keys(root, {"schema", "description", "defines", "rules", "folds"}, name, "the document");
   if (root.value("schema", "") != "nodeprobe.rules/1") fail(name, "schema must be nodeprobe.rules/1");
   if (!root.contains("rules")) fail(name, "'rules' must be an array");
   RuleSet set;
-  set.rules_ = parse_keyed<Rule>(root, "rules", "rule", name, [&](const json& j) { return parse_rule(j, name, pb); });
+  Defines defs = parse_defines(root, name);
+  set.rules_ = parse_keyed<Rule>(root, "rules", "rule", name, [&](const json& j) { return parse_rule(j, name, pb, defs); });
+  for (const auto& [key, d] : defs)
+    if (!d.used) fail(name, "define '" + key + "' is not used");
   set.folds_ = parse_keyed<Fold>(root, "folds", "fold", name, [&](const json& j) { return parse_fold(j, name, pb); });
   set.check_references(name);
   set.expand_yields();

@@ -476,6 +476,47 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"], "why": "w", "then": "x"})J")).find("unknown key 'then' in fold site.f"), std::string::npos);
 }
 
+TEST(RulesData, DefinesAreFilledInWhereUsedAndValidated) {
+  const Playbook& pb = default_playbook();
+  auto doc = [](const std::string& defines, const std::string& re) {
+    return R"J({"schema": "nodeprobe.rules/1", "defines": [)J" + defines +
+           R"J(], "rules": [{"key": "site.x", "finding": "gpu.xid", "patterns": [{"re": ")J" + re +
+           R"J(", "src": "s"}], "unless": ["{{word}} ok"]}]})J";
+  };
+  const std::string defs =
+      R"J({"key": "err_no", "re": "(error|code)[=:] ?{arg}\\b", "arg": "the number", "src": "our wrapper"},
+          {"key": "word", "re": "(benign|harmless)", "src": "ours"})J";
+  const RuleSet set = RuleSet::parse(doc(defs, "(?i)GPU {{err_no:700|719}} here"), "site.json", pb);
+  const Rule& r = set.rules().front();
+  EXPECT_EQ(r.patterns.front().re, "(?i)GPU (error|code)[=:] ?(700|719)\\b here");
+  EXPECT_EQ(r.unless.front(), "(benign|harmless) ok");
+  auto err = [&](const std::string& d) {
+    try {
+      RuleSet::parse(d, "site.json", pb);
+    } catch (const RulesError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(err(doc(defs, "{{nope}}")).find("rule site.x: unknown define 'nope'"), std::string::npos);
+  EXPECT_NE(err(doc(defs, "{{err_no}}")).find("define 'err_no' needs an argument"), std::string::npos);
+  EXPECT_NE(err(doc(defs, "{{word:1}} {{err_no:1}}")).find("define 'word' takes no argument"), std::string::npos);
+  EXPECT_NE(err(doc(defs, "{{err_no:1")).find("'{{' without '}}'"), std::string::npos);
+  EXPECT_NE(err(doc(defs, "plain text")).find("define 'err_no' is not used"), std::string::npos);
+  EXPECT_NE(err(doc(R"J({"key": "w", "re": "a\\d", "src": "s"}, {"key": "word", "re": "x", "src": "s"})J", "{{w}}")).find("define w: pattern"), std::string::npos);
+  EXPECT_NE(err(doc(R"J({"key": "w", "re": "ab{arg}", "src": "s"}, {"key": "word", "re": "x", "src": "s"})J", "{{w:1}}")).find("'arg' describes the {arg}"), std::string::npos);
+  EXPECT_NE(err(doc(R"J({"key": "word", "re": "x", "src": "s"}, {"key": "word", "re": "y", "src": "s"})J", "a")).find("duplicate define key 'word'"), std::string::npos);
+  // The built-in grammar of CUDA error numbers, as the rules use it.
+  const auto* busy = default_rules().find("cuda.busy");
+  ASSERT_NE(busy, nullptr);
+  bool by_number = false;
+  for (const auto& p : busy->patterns) {
+    EXPECT_EQ(p.re.find("{{"), std::string::npos) << p.re;
+    by_number = by_number || p.re.find("error code:? (46)|") != std::string::npos;
+  }
+  EXPECT_TRUE(by_number);
+}
+
 TEST(RulesData, FoldsFoldAFindingIntoTheRootCauseTheSameLogShowsSiteOnesIncluded) {
   AnalysisOptions opt;
   opt.time.now = 1764432000;
