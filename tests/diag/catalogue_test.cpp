@@ -428,20 +428,23 @@ TEST(RulesData, EmbeddedCopyIsTheSourceFileAndValid) {
   EXPECT_GE(default_rules().rules().size(), 90u);
 }
 
+// The one-line reason RuleSet::parse gives for a document, or "" when it is valid.
+std::string parse_error(const std::string& doc, const Playbook& pb) {
+  try {
+    RuleSet::parse(doc, "site.json", pb);
+  } catch (const RulesError& e) {
+    return e.what();
+  }
+  return {};
+}
+
 std::string one_rule(const std::string& body) {
   return R"J({"schema": "nodeprobe.rules/1", "rules": [)J" + body + "]}";
 }
 
 TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   const Playbook& pb = default_playbook();
-  auto err = [&](const std::string& doc) {
-    try {
-      RuleSet::parse(doc, "site.json", pb);
-    } catch (const RulesError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto err = [&](const std::string& doc) { return parse_error(doc, pb); };
   const std::string ok = R"J({"key": "site.x", "finding": "gpu.xid", "patterns": [{"re": "MY DRIVER DIED", "src": "our wrapper"}]})J";
   EXPECT_EQ(err(one_rule(ok)), "");
   EXPECT_NE(err("{").find("not valid JSON"), std::string::npos);
@@ -490,14 +493,7 @@ TEST(RulesData, DefinesAreFilledInWhereUsedAndValidated) {
   const Rule& r = set.rules().front();
   EXPECT_EQ(r.patterns.front().re, "(?i)GPU (error|code)[=:] ?(700|719)\\b here");
   EXPECT_EQ(r.unless.front(), "(benign|harmless) ok");
-  auto err = [&](const std::string& d) {
-    try {
-      RuleSet::parse(d, "site.json", pb);
-    } catch (const RulesError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
+  auto err = [&](const std::string& d) { return parse_error(d, pb); };
   EXPECT_NE(err(doc(defs, "{{nope}}")).find("rule site.x: unknown define 'nope'"), std::string::npos);
   EXPECT_NE(err(doc(defs, "{{err_no}}")).find("define 'err_no' needs an argument"), std::string::npos);
   EXPECT_NE(err(doc(defs, "{{word:1}} {{err_no:1}}")).find("define 'word' takes no argument"), std::string::npos);
