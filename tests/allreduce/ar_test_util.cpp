@@ -43,6 +43,14 @@ Json ArRun::check(const std::string& id) const {
   return nullptr;
 }
 
+std::vector<std::string> ArRun::checks_not_passing() const {
+  std::vector<std::string> out;
+  if (probe.contains("checks"))
+    for (const auto& c : probe["checks"])
+      if (c.value("status", "") != "pass") out.push_back(c.value("id", "") + ": " + c.value("status", ""));
+  return out;
+}
+
 namespace {
 
 /// The first metric `name` whose labels contain `labels`, or nullptr.

@@ -24,6 +24,8 @@ struct ArRun {
   std::string reason() const { return probe.value("reason", ""); }
   /// Checks of the probe with this id (null when absent).
   Json check(const std::string& id) const;
+  /// "id: status" of every check that did not pass.
+  std::vector<std::string> checks_not_passing() const;
   /// Value of the first metric with this name whose labels contain `labels`.
   double metric(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
   /// Samples behind that metric (stats.n; -1 when absent or without stats).
