@@ -52,6 +52,11 @@ Severity opt_severity(const json& j, const char* key, const std::string& doc, co
   return s;
 }
 
+// "rule nvrm.xid": names an item of a keyed list in errors, "?" when it has no key.
+std::string item_where(const char* kind, const json& j) {
+  return std::string(kind) + " " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+}
+
 bool good_key(const std::string& k) {
   if (k.empty() || k.size() > 64) return false;
   return std::all_of(k.begin(), k.end(), [](char c) {
@@ -59,6 +64,9 @@ bool good_key(const std::string& k) {
            c == '.';
   });
 }
+
+// A single lower_snake word (fact names, define keys): a key without dots.
+bool good_name(const std::string& n) { return good_key(n) && n.find('.') == std::string::npos; }
 
 // The dialect RE2 and grep -E read alike (see rules.h); the benchmark
 // compares the scanner with grep on these very patterns.
@@ -90,7 +98,7 @@ void check_regex(const std::string& p, bool need_names, const std::string& doc, 
   if (need_names && re.NamedCapturingGroups().empty()) fail(doc, where + ": extract '" + p + "' has no named group");
   for (const auto& [n, i] : re.NamedCapturingGroups()) {
     (void)i;
-    if (!good_key(n) || n.find('.') != std::string::npos) fail(doc, where + ": fact name '" + n + "' is not lower_snake");
+    if (!good_name(n)) fail(doc, where + ": fact name '" + n + "' is not lower_snake");
   }
 }
 #else
@@ -108,15 +116,21 @@ struct Define {
 };
 using Defines = std::map<std::string, Define>;
 
+// The define's re with every {arg} replaced by `group`.
+std::string fill_arg(std::string re, const std::string& group) {
+  for (std::size_t at = 0; (at = re.find("{arg}", at)) != std::string::npos; at += group.size()) re.replace(at, 5, group);
+  return re;
+}
+
 Defines parse_defines(const json& root, const std::string& doc) {
   Defines out;
   if (!root.contains("defines")) return out;
   if (!root.at("defines").is_array()) fail(doc, "'defines' must be an array");
   for (const auto& j : root.at("defines")) {
-    const std::string where = "define " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+    const std::string where = item_where("define", j);
     only_keys(j, {"key", "re", "arg", "src"}, doc, where);
     const std::string key = opt_string(j, "key", doc, where);
-    if (!good_key(key) || key.find('.') != std::string::npos) fail(doc, where + ": key must be lower_snake");
+    if (!good_name(key)) fail(doc, where + ": key must be lower_snake");
     Define d;
     d.re = opt_string(j, "re", doc, where);
     if (d.re.empty()) fail(doc, where + ": 're' is required");
@@ -124,10 +138,9 @@ Defines parse_defines(const json& root, const std::string& doc) {
     if (opt_string(j, "src", doc, where).empty()) fail(doc, where + ": lacks 'src' (the grammar's source)");
     d.takes_arg = d.re.find("{arg}") != std::string::npos;
     if (d.takes_arg != j.contains("arg")) fail(doc, where + ": 'arg' describes the {arg} its re uses (both or neither)");
-    if (d.takes_arg) opt_string(j, "arg", doc, where);
+    if (d.takes_arg && opt_string(j, "arg", doc, where).empty()) fail(doc, where + ": 'arg' must say what the argument is");
     // Checked once filled in, as the patterns that use it are.
-    std::string sample = d.re;
-    for (std::size_t at; (at = sample.find("{arg}")) != std::string::npos;) sample.replace(at, 5, "(0)");
+    const std::string sample = fill_arg(d.re, "(0)");
     check_dialect(sample, doc, where);
     check_regex(sample, false, doc, where);
     if (!out.emplace(key, d).second) fail(doc, "duplicate define key '" + key + "'");
@@ -149,21 +162,15 @@ std::string expand_defines(const std::string& re, Defines& defs, const std::stri
     Define& d = it->second;
     if (d.takes_arg != (colon != std::string::npos) || (colon != std::string::npos && colon + 1 == ref.size()))
       fail(doc, where + ": define '" + name + (d.takes_arg ? "' needs an argument ({{" + name + ":ARG}})" : "' takes no argument"));
-    std::string body = d.re;
-    if (d.takes_arg) {
-      const std::string arg = "(" + ref.substr(colon + 1) + ")";
-      for (std::size_t at = 0; (at = body.find("{arg}", at)) != std::string::npos; at += arg.size())
-        body.replace(at, 5, arg);
-    }
     d.used = true;
-    out += re.substr(pos, open - pos) + body;
+    out += re.substr(pos, open - pos) + (d.takes_arg ? fill_arg(d.re, "(" + ref.substr(colon + 1) + ")") : d.re);
     pos = close + 2;
   }
   return out + re.substr(pos);
 }
 
 Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defines& defs) {
-  const std::string where = "rule " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+  const std::string where = item_where("rule", j);
   only_keys(j,
             {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by", "yields_to",
              "follow_lines", "fold", "event", "event_window_s", "needs", "explained_by", "otherwise_cause", "otherwise_severity",
@@ -252,7 +259,7 @@ FindingRef parse_ref(const std::string& s, bool allow_any, const Playbook& pb, c
 }
 
 Fold parse_fold(const json& j, const std::string& doc, const Playbook& pb) {
-  const std::string where = "fold " + (j.is_object() ? j.value("key", std::string("?")) : std::string("?"));
+  const std::string where = item_where("fold", j);
   only_keys(j, {"key", "finding", "when", "into", "why"}, doc, where);
   Fold f;
   f.key = opt_string(j, "key", doc, where);

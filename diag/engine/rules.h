@@ -101,7 +101,8 @@ struct Fold {
 class RuleSet {
  public:
   /// Parses and validates one rules document (schema nodeprobe.rules/1:
-  /// `rules`, and optional `folds`) against the playbook (finding ids, causes). `name` names the document
+  /// `rules`, and optional `defines` and `folds`; a define is filled in where
+  /// a pattern, unless or extract names it) against the playbook (finding ids, causes). `name` names the document
   /// in errors. Throws RulesError with a one-line reason.
   static RuleSet parse(const std::string& json_text, const std::string& name, const Playbook& pb);
 
