@@ -205,6 +205,8 @@ int run_inner(Options& opt, int argc, char** argv, double t_start, int thread_le
                                                                          : std::string())
         << ", interface " << addr.iface
         << " (" << addr.ip << ")\n";
+    if (!hosts.oversubscribed.empty())
+      out << "# oversubscribed: " << hosts.oversubscribed << " (per-rank times are not compared)\n";
     if (pool)
       out << "# launch " << opt.launch << " of " << opt.launches << ": the table holds the timed samples of "
           << (opt.launch > 1 ? "every launch so far" : "this launch") << ", pooled\n";

@@ -1,5 +1,6 @@
 #include "mpi_util.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,11 +56,94 @@ std::vector<double> allgather_double(MPI_Comm comm, double v) {
   return out;
 }
 
+namespace {
+
+/// The running kernel's boot id: one per machine (VMs have their own), shared by
+/// its network namespaces and containers; the host name where it is unreadable.
+std::string machine_id() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (in && std::getline(in, id) && !id.empty()) return id;
+  return "host:" + process_hostname();
+}
+
+/// CPU numbers of a kernel list ("0-3,8"); empty on anything else.
+std::set<int> parse_cpu_list(const std::string& s) {
+  std::set<int> cpus;
+  std::size_t i = 0;
+  auto number = [&](int& v) {
+    const std::size_t start = i;
+    v = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 7) v = v * 10 + (s[i++] - '0');
+    return i > start;
+  };
+  while (i < s.size()) {
+    int a = 0, b = 0;
+    if (!number(a)) return {};
+    b = a;
+    if (i < s.size() && s[i] == '-') {
+      ++i;
+      if (!number(b) || b < a) return {};
+    }
+    for (int c = a; c <= b; ++c) cpus.insert(c);
+    if (i < s.size() && s[i++] != ',') return {};
+  }
+  return cpus;
+}
+
+std::string range_text(const std::vector<int>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(v[i]) + (j > i ? "-" + std::to_string(v[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string affinity_list() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return range_text(cpus);
+}
+
+std::string cpu_oversubscription(const std::vector<std::string>& rank_machine,
+                                 const std::vector<std::string>& rank_cpus) {
+  std::map<std::string, std::pair<std::vector<int>, std::set<int>>> machines;  // ranks, CPUs
+  std::vector<std::string> order;
+  for (std::size_t r = 0; r < rank_machine.size() && r < rank_cpus.size(); ++r) {
+    const auto cpus = parse_cpu_list(rank_cpus[r]);
+    if (cpus.empty()) continue;
+    auto [it, fresh] = machines.try_emplace(rank_machine[r]);
+    if (fresh) order.push_back(rank_machine[r]);
+    it->second.first.push_back(static_cast<int>(r));
+    it->second.second.insert(cpus.begin(), cpus.end());
+  }
+  std::string out;
+  for (const auto& id : order) {
+    const auto& [ranks, cpus] = machines[id];
+    if (ranks.size() <= cpus.size()) continue;
+    out += (out.empty() ? "" : "; ") + std::to_string(ranks.size()) + " ranks (" + range_text(ranks) + ") share " +
+           std::to_string(cpus.size()) + (cpus.size() == 1 ? " CPU" : " CPUs") + " on one machine";
+  }
+  return out;
+}
+
 HostMap host_map(MPI_Comm comm) {
   HostMap m;
   int rank = 0;
   NP_CHECK_MPI(MPI_Comm_rank(comm, &rank));
   m.rank_host = allgather_strings(comm, process_hostname());
+  m.rank_machine = allgather_strings(comm, machine_id());
+  m.rank_cpus = allgather_strings(comm, affinity_list());
+  m.oversubscribed = cpu_oversubscription(m.rank_machine, m.rank_cpus);
   std::map<std::string, int> index;
   for (const auto& h : m.rank_host) {
     auto it = index.find(h);

@@ -23,9 +23,24 @@ struct HostMap {
   std::vector<std::string> hosts;      ///< distinct, in order of first rank
   int local_rank = 0;                  ///< among the ranks on this host
   int local_size = 1;
+  /// Per rank: the kernel it runs on (boot id; network namespaces and
+  /// containers on one machine share it, so they share its CPUs) and the CPUs
+  /// it may run on (kernel list format, "0-3,8").
+  std::vector<std::string> rank_machine, rank_cpus;
+  /// Where more ranks share a machine than it gives them CPUs ("" where none
+  /// does): per-rank times then measure the sharing, not the hosts.
+  std::string oversubscribed;
   int node_count() const { return static_cast<int>(hosts.size()); }
 };
 HostMap host_map(MPI_Comm comm);
+
+/// The CPUs this process may run on, in the kernel's list format ("0-3,8").
+std::string affinity_list();
+/// "4 ranks (0-3) share 2 CPUs on one machine" for every machine whose ranks
+/// outnumber the union of their CPUs; "" where none does. Ranks whose CPU list
+/// is empty or unreadable are not judged.
+std::string cpu_oversubscription(const std::vector<std::string>& rank_machine,
+                                 const std::vector<std::string>& rank_cpus);
 
 /// Every rank's string, on every rank.
 std::vector<std::string> allgather_strings(MPI_Comm comm, const std::string& mine);

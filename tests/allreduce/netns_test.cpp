@@ -3,6 +3,8 @@
 // blocked port and a dead link. Skipped (with the reason) without root.
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <set>
 
 #include "ar_test_util.h"
@@ -23,13 +25,24 @@ TEST(AllreduceNetns, FourHostsFabricTcpAndMpi) {
                                       "--timeout", "60", "-q"}),
                          dir, 90);
   ASSERT_TRUE(r.have_report) << r.proc.err;
-  // Four ranks on this machine's two cores under a parallel ctest: one rank
-  // 1.5x slower than the median (ranks.stragglers, warn) is the load, not
-  // the fabric; every other check must pass.
+  // Four ranks on this machine's cores: unless it has four, the straggler
+  // comparison says it is not judged (the ranks take turns on the CPUs),
+  // and every other check must pass.
   const auto not_passing = r.checks_not_passing();
-  EXPECT_TRUE(not_passing.empty() || not_passing == std::vector<std::string>{"ranks.stragglers: warn"})
-      << ::testing::PrintToString(not_passing) << r.reason() << r.proc.err;
-  EXPECT_EQ(r.status(), not_passing.empty() ? "pass" : "warn") << r.reason() << r.proc.err;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  const bool crowded = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 4;
+  if (crowded) {
+    EXPECT_EQ(not_passing, std::vector<std::string>{"ranks.stragglers: skip"})
+        << ::testing::PrintToString(not_passing) << r.reason() << r.proc.err;
+    EXPECT_NE(r.check("ranks.stragglers")["observed"].get<std::string>().find("not judged: 4 ranks (0-3) share "),
+              std::string::npos)
+        << r.check("ranks.stragglers").dump();
+    EXPECT_EQ(r.status(), "pass") << r.reason() << r.proc.err;
+  } else {
+    EXPECT_TRUE(not_passing.empty() || not_passing == std::vector<std::string>{"ranks.stragglers: warn"})
+        << ::testing::PrintToString(not_passing) << r.reason() << r.proc.err;
+  }
   const auto hosts = r.probe["config"]["hosts"];
   ASSERT_EQ(hosts.size(), 4u);
   std::set<std::string> names(hosts.begin(), hosts.end());

@@ -122,6 +122,42 @@ TEST(ReportBuild, StragglerNamedAndPerRankRows) {
   EXPECT_DOUBLE_EQ(p.data["ranks"][3]["targets"]["fabric:tcp"]["time_us"].get<double>(), 2500);
 }
 
+TEST(ReportBuild, OversubscribedRanksAreNotComparedForStragglers) {
+  RunData d = sample();
+  d.hosts.oversubscribed = cpu_oversubscription({"m1", "m1", "m1", "m1"}, {"0", "1", "0-1", "1"});
+  ASSERT_EQ(d.hosts.oversubscribed, "4 ranks (0-3) share 2 CPUs on one machine");
+  const ProbeResult p = build_probe(d);
+  const Check* s = find_check(p, "ranks.stragglers");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->status, Status::kSkip);
+  EXPECT_EQ(s->observed.rfind("not judged: 4 ranks (0-3) share 2 CPUs on one machine (slowest: rank 3 (host h4)", 0),
+            0u)
+      << s->observed;
+  // The slow rank is still listed in data, and the run is not warned for it.
+  EXPECT_EQ(p.data["stragglers"].size(), 1u);
+  EXPECT_EQ(p.status, Status::kPass);
+  EXPECT_EQ(p.environment.at("oversubscribed"), d.hosts.oversubscribed);
+}
+
+TEST(ReportBuild, CpuOversubscriptionCountsEachMachinesCpuUnion) {
+  // One rank bound to each core of a machine is not oversubscribed...
+  EXPECT_EQ(cpu_oversubscription({"a", "a", "a", "a"}, {"0", "1", "2", "3"}), "");
+  // ...nor are two VMs (own boot ids) with one CPU each.
+  EXPECT_EQ(cpu_oversubscription({"a", "b"}, {"0", "0"}), "");
+  // Ranks on two machines: only the crowded one is named, with its ranks.
+  EXPECT_EQ(cpu_oversubscription({"a", "b", "a", "b", "a"}, {"0-1", "0-7", "0-1", "0-7", "1"}),
+            "3 ranks (0,2,4) share 2 CPUs on one machine");
+  EXPECT_EQ(cpu_oversubscription({"a", "a", "b", "b"}, {"3", "3", "0", "0"}),
+            "2 ranks (0-1) share 1 CPU on one machine; 2 ranks (2-3) share 1 CPU on one machine");
+  // An unreadable or malformed list is not judged.
+  EXPECT_EQ(cpu_oversubscription({"a", "a", "a"}, {"", "0", "x"}), "");
+  EXPECT_EQ(cpu_oversubscription({"a", "a"}, {"0-", "3-1"}), "");
+  // This process's own list reads back.
+  const std::string mine = affinity_list();
+  EXPECT_FALSE(mine.empty());
+  EXPECT_EQ(cpu_oversubscription({"a"}, {mine}), "");
+}
+
 TEST(ReportBuild, WrongDataFailsWhateverTheSpeed) {
   RunData d = sample();
   d.targets[1].rows[0].ip.wrong = 3;
