@@ -237,6 +237,15 @@ Accum* FindingSet::find(const std::string& id, const std::string& cause) {
   return nullptr;
 }
 
+void FindingSet::set_severity(const std::string& id, Severity severity, const std::string& fact,
+                              const std::string& why) {
+  for (auto& kv : acc_) {
+    if (kv.first.id != id) continue;
+    kv.second.severity = severity;
+    kv.second.facts[fact] = why;
+  }
+}
+
 void FindingSet::set_past(const std::string& id) {
   std::vector<Accum> moved;
   for (auto it = acc_.begin(); it != acc_.end();) {

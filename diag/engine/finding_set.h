@@ -102,6 +102,9 @@ class FindingSet {
 
   /// Marks every accumulator of `id` (any cause) as past (before the window).
   void set_past(const std::string& id);
+  /// Sets the severity of every accumulator of `id` (any cause) and records
+  /// why as fact `fact` = `why` (context that changes what the lines mean).
+  void set_severity(const std::string& id, Severity severity, const std::string& fact, const std::string& why);
 
   /// One Finding per (id, fold, past): causes of one id fold into the worst
   /// one. Titles, remedies, refs and the node action come from the

@@ -682,6 +682,34 @@ TEST(Rules, IsAvailableFalseIsTheFindingAndTrueStaysQuiet) {
   EXPECT_TRUE(analyze("device = 'cuda' if torch.cuda.is_available() else 'cpu'\nmodel.to(device)\n").findings.empty());
 }
 
+// A run that asked for the CPU expects the libraries' "no GPU" and "no
+// driver" messages: still named, as info, with the line that asked. The same
+// messages without that request stay what they are.
+TEST(Rules, NoGpuMessagesOfARunThatAskedForTheCpuAreInfo) {
+  const std::string warning =
+      "/opt/conda/lib/python3.8/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no "
+      "NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from "
+      "http://www.nvidia.com/Download/index.aspx\n";
+  const Result plain = analyze(warning);
+  ASSERT_NE(plain.get("gpu.not_found"), nullptr) << plain.ids();
+  EXPECT_NE(plain.get("gpu.not_found")->severity, Severity::kInfo);
+  for (const std::string asked : {"root@641d4b75809c:/usr/src/app# python train.py --device cpu --epoch 2\n",
+                                  ">>> x = GPT4All('orca-mini-3b-gguf2-q4_0.gguf', device='cpu')\n",
+                                  "$ CUDA_VISIBLE_DEVICES=\"\" python infer.py\n",
+                                  "$ python run_glue.py --no_cuda --output_dir out\n"}) {
+    const Result r = analyze(asked + warning);
+    const Finding* f = r.get("gpu.not_found");
+    ASSERT_NE(f, nullptr) << asked << r.ids();
+    EXPECT_EQ(f->severity, Severity::kInfo) << asked;
+    EXPECT_EQ(f->facts.value("gpu_not_wanted", std::string()).rfind("the run asked for the CPU: ", 0), 0u)
+        << f->facts.dump();
+  }
+  // Choosing a GPU, or a tensor moved to the CPU, is no such request.
+  for (const std::string other : {"$ python train.py --device cuda:0\n", "x = torch.device(\"cpu\")\n",
+                                  "$ CUDA_VISIBLE_DEVICES=0 python train.py\n"})
+    EXPECT_NE(analyze(other + warning).get("gpu.not_found")->severity, Severity::kInfo) << other;
+}
+
 // TensorFlow's dso_loader tries cudart on CPU-only hosts too: only with the
 // GPU found in the same log is a missing cudart a finding. The math libraries
 // are tried only after a GPU was found.
