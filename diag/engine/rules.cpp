@@ -327,10 +327,17 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
 }
 
 void RuleSet::expand_yields() {
+  // A rule that may say nothing (its context is required or can explain it
+  // away, with no fallback) is no sure winner: it does not silence the rules
+  // that yield, or a line it matches without its context would name nothing.
+  const auto may_stay_silent = [](const Rule& o) {
+    return (!o.needs.empty() || !o.explained_by.empty()) && o.otherwise_cause.empty() &&
+           o.otherwise_severity == Severity::kUnknown;
+  };
   for (auto& r : rules_) {
     if (r.yields_to.empty()) continue;
     for (const auto& o : rules_) {
-      if (&o == &r || !o.yields_to.empty() || o.finding.empty()) continue;
+      if (&o == &r || !o.yields_to.empty() || o.finding.empty() || may_stay_silent(o)) continue;
       if (std::find(r.yields_to.begin(), r.yields_to.end(), o.finding) == r.yields_to.end()) continue;
       if (std::find(r.suppressed_by.begin(), r.suppressed_by.end(), o.key) == r.suppressed_by.end())
         r.suppressed_by.push_back(o.key);

@@ -554,6 +554,29 @@ TEST(RulesData, AYieldingRuleGivesWayToTheNonYieldingRulesOfItsFindingsSiteOnesI
                          "site.json", default_playbook()));
   const auto& after = set.find("generic.gpu_oom")->suppressed_by;
   EXPECT_NE(std::find(after.begin(), after.end(), "site.gpu_oom"), after.end());
+  // A rule that needs context and has no fallback may name nothing: it does
+  // not silence the yielding rules, so a line it takes without its context
+  // still gets the generic tier's finding (and with it, its own).
+  RuleSet ctx = default_rules();
+  ctx.add(RuleSet::parse(one_rule(R"J({"key": "site.pool_busy", "finding": "gpu.not_found", "cause": "devices_busy",
+      "patterns": [{"re": "OUR POOL", "src": "our allocator"}], "needs": ["site.pool_listing"]},
+      {"key": "site.pool_listing", "patterns": [{"re": "POOL LISTING", "src": "our allocator"}]})J"),
+                         "site.json", default_playbook()));
+  const auto& yielding = ctx.find("generic.no_gpu")->suppressed_by;
+  EXPECT_EQ(std::find(yielding.begin(), yielding.end(), "site.pool_busy"), yielding.end());
+  RuleEngine e(default_playbook(), ctx);
+  AnalysisOptions opt;
+  opt.time.now = 1764432000;
+  const auto analyse = [&](const std::string& doc) {
+    LineBlockReader reader(doc, "t");
+    return e.analyze(reader, "t", opt);
+  };
+  const std::string line = "worker 3: no GPU found in OUR POOL\n";
+  const SourceResult alone = analyse(line);
+  EXPECT_TRUE(alone.findings.has("gpu.not_found", "no_gpu_found"));
+  EXPECT_FALSE(alone.findings.has("gpu.not_found", "devices_busy"));
+  const SourceResult with = analyse("POOL LISTING: 4 GPUs\n" + line);
+  EXPECT_TRUE(with.findings.has("gpu.not_found", "devices_busy"));
 }
 
 TEST(RulesData, SiteRulesAddToTheBuiltInOnesAndFire) {
