@@ -109,8 +109,8 @@ std::string affinity_list() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) != 0) return "";
   std::vector<int> cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  for (std::size_t c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(static_cast<int>(c));
   return range_text(cpus);
 }
 
