@@ -710,6 +710,19 @@ TEST(Rules, NoGpuMessagesOfARunThatAskedForTheCpuAreInfo) {
     EXPECT_NE(analyze(other + warning).get("gpu.not_found")->severity, Severity::kInfo) << other;
 }
 
+// A traceback that stopped at an assert on torch.cuda.is_available() is its
+// False answer; an AssertionError without that assert is nothing of ours.
+TEST(Rules, AFailedAssertOnIsAvailableIsItsFalseAnswer) {
+  const Result r = analyze(
+      "  File \"src/train.py\", line 104, in main\n"
+      "    assert torch.cuda.is_available(), 'must have cuda enabled'\n"
+      "AssertionError: must have cuda enabled\n");
+  ASSERT_NE(r.get("gpu.not_found"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("gpu.not_found")->facts.value("cause", std::string()), "cuda_unavailable");
+  EXPECT_TRUE(analyze("  File \"train.py\", line 9, in <module>\n    assert x.shape[1] == 3\nAssertionError\n")
+                  .findings.empty());
+}
+
 // TensorFlow's dso_loader tries cudart on CPU-only hosts too: only with the
 // GPU found in the same log is a missing cudart a finding. The math libraries
 // are tried only after a GPU was found.
