@@ -402,6 +402,47 @@ void phase_mesh(FleetContext& c) {
             chk.status == Status::kPass ? "" : chk.observed.substr(0, 300));
 }
 
+namespace {
+
+// A link the judge would call slow is measured again, alone, before it is
+// judged: a pair that shared its round with others on a busy host (a CPU
+// the other pair's ranks took, a TCP stall) is slow for a moment, a bad
+// cable or switch port is slow every time. The better of the two
+// measurements stands; the pair's reason says what the first one was.
+void remeasure_suspects(FleetContext& c, std::size_t bytes, double round_s) {
+  OutlierOptions oo;
+  oo.share = c.opt->share;
+  oo.mad_k = c.opt->mad_k;
+  const std::vector<std::size_t> suspects = link_suspects(*c.report, oo);
+  if (suspects.empty()) return;
+  int still_slow = 0;
+  for (std::size_t i : suspects) {
+    if (c.out_of_time || (c.deadline_s > 0 && now() >= c.deadline_s)) {
+      c.out_of_time = true;
+      break;
+    }
+    FleetPair& p = c.report->pairs[i];
+    if (!c.co->alive(p.rank_a) || !c.co->alive(p.rank_b)) continue;
+    const auto outcomes = run_groups(c, {{p.rank_a, p.rank_b}}, "pairs", round_s, c.pair_backend);
+    if (outcomes.empty() || outcomes[0].status != Status::kPass) continue;
+    const Stats again = compute_stats(busbw_samples(outcomes[0].iter_s, bytes, 2));
+    char first[160];
+    std::snprintf(first, sizeof first, "re-measured alone: %.3g GB/s (%.3g GB/s in round %d beside other pairs)",
+                  again.median, p.busbw, p.round + 1);
+    p.reason = first;
+    if (again.median > p.busbw) {
+      p.stats = again;
+      p.busbw = again.median;
+    }
+  }
+  for (std::size_t i : link_suspects(*c.report, oo))
+    if (std::find(suspects.begin(), suspects.end(), i) != suspects.end()) ++still_slow;
+  say(c, "pairs: " + std::to_string(suspects.size()) + " slow link(s) measured again alone, " +
+             std::to_string(still_slow) + " still slow");
+}
+
+}  // namespace
+
 void phase_pairs(FleetContext& c) {
   const diag::FleetOptions& opt = *c.opt;
   const double t0 = now();
@@ -481,6 +522,7 @@ void phase_pairs(FleetContext& c) {
     p.stats = compute_stats(s);
     p.busbw = p.stats.median;
   }
+  remeasure_suspects(c, bytes, round_s);
   c.timings.repeats = repeats;
   end_phase(c, "pairs", t0, timeouts ? Status::kTimeout : Status::kPass,
             timeouts ? std::to_string(timeouts) + " pair(s) timed out" : "");

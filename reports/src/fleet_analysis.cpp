@@ -77,6 +77,25 @@ bool link_suspect(const FleetPair& p, double score_a, double score_b, const Outl
   return expect > 0 && pair_best(p) < o.share * expect;
 }
 
+// Each node's median over its passing pairs, by `of` (typical speed or best);
+// with `first` (scores of a first pass), the pairs that are link suspects
+// against those scores are set aside.
+std::map<std::string, double> node_scores(const FleetReport& r, const std::map<std::string, double>* first,
+                                          double (*of)(const FleetPair&), const OutlierOptions& o) {
+  std::map<std::string, std::vector<double>> per_node;
+  for (const auto& p : r.pairs) {
+    if (p.status != Status::kPass || p.busbw <= 0) continue;
+    if (first && link_suspect(p, first->at(p.a), first->at(p.b), o)) continue;
+    per_node[p.a].push_back(of(p));
+    per_node[p.b].push_back(of(p));
+  }
+  std::map<std::string, double> score;
+  for (const auto& [host, v] : per_node) score[host] = median_of(v);
+  return score;
+}
+
+double pair_typical(const FleetPair& p) { return p.busbw; }
+
 // Pairs: ratio to the median, each node's score, node outliers by score, and
 // link outliers: a pair well below what both of its ends reach with everyone
 // else. A node's score is the median of its pairs once its link suspects are
@@ -91,30 +110,16 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   for (auto& p : r.pairs) p.ratio_to_median = p.status == Status::kPass && med > 0 ? p.busbw / med : 0;
   if (all.empty()) return;
 
-  // of(p): the pair's typical speed (busbw) or its best (pair_best).
-  auto node_scores = [&](const std::map<std::string, double>* first, double (*of)(const FleetPair&)) {
-    std::map<std::string, std::vector<double>> per_node;
-    for (const auto& p : r.pairs) {
-      if (p.status != Status::kPass || p.busbw <= 0) continue;
-      if (first && link_suspect(p, first->at(p.a), first->at(p.b), o)) continue;
-      per_node[p.a].push_back(of(p));
-      per_node[p.b].push_back(of(p));
-    }
-    std::map<std::string, double> score;
-    for (const auto& [host, v] : per_node) score[host] = median_of(v);
-    return score;
-  };
-  auto typical = [](const FleetPair& p) { return p.busbw; };
-  const std::map<std::string, double> first = node_scores(nullptr, typical);
+  const std::map<std::string, double> first = node_scores(r, nullptr, pair_typical, o);
   // At least half of a node's pairs are at or above its first score, so none
   // loses every pair here.
-  std::map<std::string, double> score = node_scores(&first, typical);
+  std::map<std::string, double> score = node_scores(r, &first, pair_typical, o);
   // The same pairs by their best allreduce. A slow NIC or host caps every
   // allreduce of its pairs; a node whose pairs each reached the fleet's speed
   // at least once was slowed by moments (a busy CPU, a TCP stall), not by
   // itself. Measured: on a loaded 2-core test machine one noisy pair (0.81 x)
   // beside a shaped slow link once made an end a node outlier to reboot.
-  const std::map<std::string, double> best = node_scores(&first, pair_best);
+  const std::map<std::string, double> best = node_scores(r, &first, pair_best, o);
   std::vector<double> best_scores;
   for (const auto& [host, v] : best) best_scores.push_back(v);
   const RobustSpread best_spread = robust_spread(best_scores);
@@ -389,6 +394,22 @@ std::string finding_action(const Finding& f) {
     case Severity::kWarn: return "tune";
     default: return "none";
   }
+}
+
+std::vector<std::size_t> link_suspects(const FleetReport& r, const OutlierOptions& o) {
+  std::set<std::string> hosts;
+  for (const auto& p : r.pairs)
+    if (p.status == Status::kPass && p.busbw > 0) hosts.insert({p.a, p.b});
+  std::vector<std::size_t> out;
+  if (hosts.size() < 3) return out;  // no majority to tell a node from its link
+  const auto first = node_scores(r, nullptr, pair_typical, o);
+  auto score = node_scores(r, &first, pair_typical, o);
+  for (std::size_t i = 0; i < r.pairs.size(); ++i) {
+    const FleetPair& p = r.pairs[i];
+    if (p.status != Status::kPass || p.busbw <= 0) continue;
+    if (link_suspect(p, score[p.a], score[p.b], o)) out.push_back(i);
+  }
+  return out;
 }
 
 void judge_fleet(FleetReport& r, const std::vector<const Report*>& node_reports, const OutlierOptions& o) {

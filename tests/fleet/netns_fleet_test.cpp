@@ -117,6 +117,14 @@ TEST(FleetNetns, OneSlowPairIsALinkOutlierNamingBothEndsAndNoNode) {
   EXPECT_EQ(std::set<std::string>({links[0]->host, links[0]->peer}), std::set<std::string>({r.host(1), r.host(2)}));
   EXPECT_TRUE(r.report.drain.empty());
   EXPECT_EQ(r.report.verdict, Status::kWarn);
+  // The slow link was measured again, alone, before it was judged (a pair
+  // slowed by its round's neighbours on these two cores is cleared that way).
+  const auto slow = std::find_if(r.report.pairs.begin(), r.report.pairs.end(), [&](const FleetPair& p) {
+    return std::set<std::string>({p.a, p.b}) == std::set<std::string>({r.host(1), r.host(2)});
+  });
+  ASSERT_NE(slow, r.report.pairs.end());
+  EXPECT_EQ(slow->reason.rfind("re-measured alone: ", 0), 0u) << slow->reason;
+  EXPECT_NE(r.proc.err.find(" slow link(s) measured again alone, "), std::string::npos) << r.proc.err;
 }
 
 TEST(FleetNetns, AStoppedHostIsATimeoutAndTheOthersGetAWholeReport) {

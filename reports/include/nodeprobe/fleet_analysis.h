@@ -40,6 +40,12 @@ struct PairSlot {
   int a = 0, b = 0;
 };
 
+/// The passing pairs the judge would call link outliers as the pairs stand
+/// (indices into r.pairs): even their best allreduce is below `o.share` of
+/// what both ends reach with the other nodes. The fleet measures these again,
+/// alone, before the judgement (fleet_phases.cpp). Needs 3 or more nodes.
+std::vector<std::size_t> link_suspects(const FleetReport& r, const OutlierOptions& o);
+
 /// A perfect-matching schedule (the circle method of round-robin
 /// tournaments): n-1 rounds of n/2 disjoint pairs for even n, n rounds of
 /// (n-1)/2 pairs for odd n (each node sits out one round: the bye). Every
