@@ -255,22 +255,23 @@ ProbeResult build_probe(const RunData& d, std::optional<Status> forced, const st
   }
   r.data["ranks"] = ranks;
   const auto slow = straggler_names(d);
-  if (!d.hosts.oversubscribed.empty()) r.environment["oversubscribed"] = d.hosts.oversubscribed;
-  if (!d.hosts.oversubscribed.empty() && any_rows) {
-    // Ranks that take turns on a CPU are slow by the scheduler's turn, not by
-    // their host: the comparison is not made, and says why.
-    std::string obs = "not judged: " + d.hosts.oversubscribed;
-    if (!slow.empty()) obs += " (slowest: " + slow.front() + ")";
-    add_check(r, "ranks.stragglers", Status::kSkip, obs,
-              "at most one rank per CPU, so every rank within 1.5x the median time means something");
-    r.data["stragglers"] = slow;
-  } else if (!slow.empty() || any_rows) {
-    std::string obs;
-    for (const auto& s : slow) obs += (obs.empty() ? "" : "; ") + s;
-    add_check(r, "ranks.stragglers", slow.empty() ? Status::kPass : Status::kWarn,
-              slow.empty() ? "no rank above 1.5x the median time" : obs, "every rank within 1.5x the median time",
-              slow.empty() ? "" : "Compare the named hosts with the others: CPU frequency governor, noisy "
-                                  "neighbours, NIC errors (ethtool -S), PCIe link (nvidia-smi -q)");
+  const std::string& crowded = d.hosts.oversubscribed;
+  if (!crowded.empty()) r.environment["oversubscribed"] = crowded;
+  if (!slow.empty() || any_rows) {
+    if (!crowded.empty()) {
+      // Ranks that take turns on a CPU are slow by the scheduler's turn, not
+      // by their host: the comparison is not made, and says why.
+      add_check(r, "ranks.stragglers", Status::kSkip,
+                "not judged: " + crowded + (slow.empty() ? "" : " (slowest: " + slow.front() + ")"),
+                "at most one rank per CPU, so every rank within 1.5x the median time means something");
+    } else {
+      std::string obs;
+      for (const auto& s : slow) obs += (obs.empty() ? "" : "; ") + s;
+      add_check(r, "ranks.stragglers", slow.empty() ? Status::kPass : Status::kWarn,
+                slow.empty() ? "no rank above 1.5x the median time" : obs, "every rank within 1.5x the median time",
+                slow.empty() ? "" : "Compare the named hosts with the others: CPU frequency governor, noisy "
+                                    "neighbours, NIC errors (ethtool -S), PCIe link (nvidia-smi -q)");
+    }
     r.data["stragglers"] = slow;
   }
 

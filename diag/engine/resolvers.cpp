@@ -3,6 +3,7 @@
 #include <set>
 
 #include "rule_engine.h"
+#include "text_util.h"
 
 namespace nodeprobe::diag {
 namespace {
@@ -190,11 +191,9 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   // The run asked for the CPU (--device cpu, device='cpu', CUDA_VISIBLE_DEVICES
   // empty or -1): libraries that probe for a GPU and say none or no driver was
   // found are doing what was asked. Still named, as info, with the reason.
-  if (has_signal(r, "run.cpu_requested") && r.findings.has("gpu.not_found")) {
-    std::string line = r.signals.at("run.cpu_requested").first.text;
-    if (line.size() > 240) line = line.substr(0, 237) + "...";
-    r.findings.set_severity("gpu.not_found", Severity::kInfo, "gpu_not_wanted", "the run asked for the CPU: " + line);
-  }
+  if (has_signal(r, "run.cpu_requested") && r.findings.has("gpu.not_found"))
+    r.findings.set_severity("gpu.not_found", Severity::kInfo, "gpu_not_wanted",
+                            "the run asked for the CPU: " + clean_text(r.signals.at("run.cpu_requested").first.text, 240));
 }
 
 }  // namespace nodeprobe::diag

@@ -410,12 +410,9 @@ namespace {
 // cable or switch port is slow every time. The better of the two
 // measurements stands; the pair's reason says what the first one was.
 void remeasure_suspects(FleetContext& c, std::size_t bytes, double round_s) {
-  OutlierOptions oo;
-  oo.share = c.opt->share;
-  oo.mad_k = c.opt->mad_k;
+  const OutlierOptions oo = outlier_options(*c.opt);
   const std::vector<std::size_t> suspects = link_suspects(*c.report, oo);
   if (suspects.empty()) return;
-  int still_slow = 0;
   for (std::size_t i : suspects) {
     if (c.out_of_time || (c.deadline_s > 0 && now() >= c.deadline_s)) {
       c.out_of_time = true;
@@ -435,6 +432,7 @@ void remeasure_suspects(FleetContext& c, std::size_t bytes, double round_s) {
       p.busbw = again.median;
     }
   }
+  int still_slow = 0;
   for (std::size_t i : link_suspects(*c.report, oo))
     if (std::find(suspects.begin(), suspects.end(), i) != suspects.end()) ++still_slow;
   say(c, "pairs: " + std::to_string(suspects.size()) + " slow link(s) measured again alone, " +
@@ -442,6 +440,13 @@ void remeasure_suspects(FleetContext& c, std::size_t bytes, double round_s) {
 }
 
 }  // namespace
+
+OutlierOptions outlier_options(const diag::FleetOptions& opt) {
+  OutlierOptions oo;
+  oo.share = opt.share;
+  oo.mad_k = opt.mad_k;
+  return oo;
+}
 
 void phase_pairs(FleetContext& c) {
   const diag::FleetOptions& opt = *c.opt;

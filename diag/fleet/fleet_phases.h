@@ -31,6 +31,9 @@ struct FleetContext {
   std::ostream* log = nullptr;          ///< progress lines (verbose), may be null
 };
 
+/// The judge's outlier rules from the flags (--share, --mad-k).
+OutlierOptions outlier_options(const diag::FleetOptions& opt);
+
 void phase_local(FleetContext& c);
 void phase_mesh(FleetContext& c);
 void phase_pairs(FleetContext& c);

@@ -136,10 +136,7 @@ int run_rank0(const diag::FleetOptions& opt, int argc, char** argv, double t_sta
   std::vector<const Report*> reps;
   for (int i = 0; i < size; ++i)
     reps.push_back(c.have_report[static_cast<std::size_t>(i)] ? &c.node_reports[static_cast<std::size_t>(i)] : nullptr);
-  OutlierOptions oo;
-  oo.share = opt.share;
-  oo.mad_k = opt.mad_k;
-  judge_fleet(r, reps, oo);
+  judge_fleet(r, reps, outlier_options(opt));
   r.model = fleet_time_model(c.timings);
   if (cannot) {
     r.verdict = Status::kError;
