@@ -80,26 +80,61 @@ void recovery_needed(std::string_view v, SourceResult& r, const Playbook& pb, co
           {{"xid_node_action", recovery_node_action(v)}, {"recovery_action", std::string(v)}});
 }
 
+// A GPU's row of nvidia-smi's table with "ERR!" in a field: NVML could not
+// read it. Where the only such field is the power draw ("ERR! / 250W") it is
+// one sensor that did not answer (sensor_unreadable, info); a fan,
+// temperature, memory or utilisation field is a GPU in trouble (device_error).
+void smi_err_field(SourceResult& r, const Line& l, long long gpu) {
+  const std::string_view t = l.text;
+  std::size_t errs = 0, power = 0;
+  for (std::size_t at = 0; (at = t.find("ERR!", at)) != std::string_view::npos; at += 4) {
+    ++errs;
+    const std::size_t next = t.find_first_not_of(' ', at + 4);
+    if (next != std::string_view::npos && t[next] == '/') ++power;
+  }
+  if (errs == 0) return;
+  if (errs == power)
+    add(r, "gpu.not_found", "sensor_unreadable", Severity::kUnknown, l,
+        {{"gpu", std::to_string(gpu)}, {"unreadable", "power draw"}});
+  else
+    add(r, "gpu.not_found", "device_error", Severity::kUnknown, l, {{"gpu", std::to_string(gpu)}});
+}
+
 }  // namespace
 
 void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
   int in_table = 0;  // GPUs seen in the current table
+  long long headerless_gpu = -1;  // the index of the last GPU row of a table without its header
   for (const auto& l : lines) {
     const std::string_view t = l.text;
     if (contains(t, "NVIDIA-SMI ") && contains(t, "Driver Version")) {
       in_table = 0;
+      headerless_gpu = -1;
       r.host.smi_driver_version = value_after(t, "Driver Version");
       const std::string cuda = value_after(t, "CUDA Version");
       if (!cuda.empty() && cuda != "N/A") r.host.driver_cuda = cuda;
       if (!r.host.gpus_visible) r.host.gpus_visible = 0;
       continue;
     }
-    if (!r.host.smi_driver_version || t.size() < 10 || t.front() != '|') continue;
+    if (t.size() < 10 || t.front() != '|') continue;
     const auto f = split_bars(t);
     if (f.size() < 5) continue;
     // First row of a GPU: "| 0  Tesla V100-SXM2-16GB  On | 00000000:00:1E.0 Off | 0 |"
     const long long idx = leading_number(f[1]);
-    if (idx >= 0 && looks_like_bus_id(f[2])) {
+    const bool gpu_row = idx >= 0 && looks_like_bus_id(f[2]);
+    if (!r.host.smi_driver_version) {
+      // A table pasted without its header ("nvidia-smi\n[...]" and the rows
+      // of the GPUs that matter): its rows still say which GPU is in an error
+      // state, but not how many GPUs the node has or which driver it runs.
+      if (gpu_row) {
+        headerless_gpu = idx;
+        smi_err_field(r, l, idx);
+      } else if (headerless_gpu >= 0) {
+        smi_err_field(r, l, headerless_gpu);
+      }
+      continue;
+    }
+    if (gpu_row) {
       ++in_table;
       r.host.gpus_visible = std::max(*r.host.gpus_visible, in_table);
       std::string_view name = trim(f[1].substr(f[1].find_first_not_of("0123456789")));
@@ -112,10 +147,9 @@ void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
       if (n > 0 && ecc.find_first_not_of("0123456789") == std::string::npos)
         add(r, "gpu.ecc", "uncorrectable", Severity::kError, l,
             {{"gpu", std::to_string(idx)}, {"uncorrectable_volatile", ecc}});
-      if (contains(t, "ERR!"))
-        add(r, "gpu.not_found", "device_error", Severity::kUnknown, l, {{"gpu", std::to_string(idx)}});
-    } else if (contains(t, "ERR!") && in_table > 0) {
-      add(r, "gpu.not_found", "device_error", Severity::kUnknown, l, {{"gpu", std::to_string(in_table - 1)}});
+      smi_err_field(r, l, idx);
+    } else if (in_table > 0) {
+      smi_err_field(r, l, in_table - 1);
     }
   }
 }

@@ -153,7 +153,8 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (has("gpu_recovery_action") || has("retired_pages.") || has("remapped_rows.") || has("ecc.errors.uncorrected.") ||
       has("clocks_throttle_reasons.") || has("clocks_event_reasons."))
     nvidia_smi_csv(stripped_lines(), pb, r);
-  const bool smi = has("NVIDIA-SMI "), smil = has("(UUID: GPU-");
+  // nvidia-smi's table, or its GPU rows pasted without the header ("| 1MiB /  20475MiB |")
+  const bool smi = has("NVIDIA-SMI ") || (has("MiB /") && has("|")), smil = has("(UUID: GPU-");
   // -q output, whole or the sections people paste (Remapped Rows, Retired Pages, ECC Errors,
   // Clocks Event/Throttle Reasons, GPU Link Info)
   const bool smiq = has("NVSMI LOG") || has("Remapped Rows") || has("Pending Page Blacklist") ||

@@ -33,7 +33,7 @@ std::string instances_file() { return slurp(std::string(NODEPROBE_PLAYBOOK_DIR) 
 const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
     {"gpu.not_found", "no_driver"},        {"gpu.not_found", "no_device"},
     {"gpu.not_found", "no_gpu_hardware"},  {"gpu.not_found", "driver_not_loaded"},
-    {"gpu.not_found", "missing_gpus"},     {"gpu.not_found", "device_error"},
+    {"gpu.not_found", "missing_gpus"},     {"gpu.not_found", "device_error"}, {"gpu.not_found", "sensor_unreadable"},
     {"gpu.driver_kernel_mismatch", "library_mismatch"},
     {"gpu.driver_kernel_mismatch", "module_kernel_mismatch"},
     {"gpu.driver_kernel_mismatch", "module_missing"},

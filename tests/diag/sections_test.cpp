@@ -45,6 +45,37 @@ TEST(Sections, NvidiaSmiTable) {
   EXPECT_TRUE(parse(err).findings.has("gpu.not_found", "device_error"));
 }
 
+// A GPU's rows pasted without the table's header still say which GPU is in
+// an error state (not how many GPUs there are); an unreadable power draw
+// alone is one sensor that did not answer: info, with the field named.
+TEST(Sections, NvidiaSmiRowsWithoutHeader) {
+  const char* fan = R"(nvidia-smi
+[...]
+|  14  NVIDIA RTX 4000 Ada Gene...    On  |   00000000:CC:00.0 Off |                  Off |
+|ERR!   68C    P2             99W /  130W |       1MiB /  20475MiB |     93%      Default |
+)";
+  SourceResult r = parse(fan);
+  Accum* a = r.findings.find("gpu.not_found", "device_error");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->severity, Severity::kUnknown);  // the playbook's: error
+  EXPECT_NE(a->facts.dump().find("\"14\""), std::string::npos) << a->facts.dump();
+  EXPECT_FALSE(r.host.gpus_visible);
+  const char* power = R"(|   1  Tesla V100-PCIE...  On   | 00008ED0:00:00.0 Off |                    0 |
+| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |
+)";
+  r = parse(power);
+  EXPECT_FALSE(r.findings.has("gpu.not_found", "device_error"));
+  a = r.findings.find("gpu.not_found", "sensor_unreadable");
+  ASSERT_NE(a, nullptr);
+  EXPECT_NE(a->facts.dump().find("power draw"), std::string::npos) << a->facts.dump();
+  // The same row under a header is judged the same way.
+  std::string full = kSmi;
+  full.replace(full.find("52W / 400W"), 10, "ERR! / 400W");
+  r = parse(full);
+  EXPECT_FALSE(r.findings.has("gpu.not_found", "device_error"));
+  EXPECT_TRUE(r.findings.has("gpu.not_found", "sensor_unreadable"));
+}
+
 TEST(Sections, NvidiaSmiQuery) {
   const SourceResult r = parse(R"(==============NVSMI LOG==============
 Driver Version                            : 535.54.03
