@@ -103,13 +103,13 @@ void smi_err_field(SourceResult& r, const Line& l, long long gpu) {
 }  // namespace
 
 void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
-  int in_table = 0;  // GPUs seen in the current table
-  long long headerless_gpu = -1;  // the index of the last GPU row of a table without its header
+  int in_table = 0;        // GPUs seen in the current table
+  long long last_gpu = -1;  // the index of the GPU whose rows these are
   for (const auto& l : lines) {
     const std::string_view t = l.text;
     if (contains(t, "NVIDIA-SMI ") && contains(t, "Driver Version")) {
       in_table = 0;
-      headerless_gpu = -1;
+      last_gpu = -1;
       r.host.smi_driver_version = value_after(t, "Driver Version");
       const std::string cuda = value_after(t, "CUDA Version");
       if (!cuda.empty() && cuda != "N/A") r.host.driver_cuda = cuda;
@@ -122,35 +122,24 @@ void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
     // First row of a GPU: "| 0  Tesla V100-SXM2-16GB  On | 00000000:00:1E.0 Off | 0 |"
     const long long idx = leading_number(f[1]);
     const bool gpu_row = idx >= 0 && looks_like_bus_id(f[2]);
-    if (!r.host.smi_driver_version) {
-      // A table pasted without its header ("nvidia-smi\n[...]" and the rows
-      // of the GPUs that matter): its rows still say which GPU is in an error
-      // state, but not how many GPUs the node has or which driver it runs.
-      if (gpu_row) {
-        headerless_gpu = idx;
-        smi_err_field(r, l, idx);
-      } else if (headerless_gpu >= 0) {
-        smi_err_field(r, l, headerless_gpu);
-      }
-      continue;
-    }
-    if (gpu_row) {
-      ++in_table;
-      r.host.gpus_visible = std::max(*r.host.gpus_visible, in_table);
-      std::string_view name = trim(f[1].substr(f[1].find_first_not_of("0123456789")));
-      for (std::string_view suffix : {" On", " Off"})
-        if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
-          name = trim(name.substr(0, name.size() - suffix.size()));
-      if (r.host.gpu_models.size() < 16) r.host.gpu_models.emplace_back(name);
-      const std::string ecc(f[3]);
-      const long long n = leading_number(ecc);
-      if (n > 0 && ecc.find_first_not_of("0123456789") == std::string::npos)
-        add(r, "gpu.ecc", "uncorrectable", Severity::kError, l,
-            {{"gpu", std::to_string(idx)}, {"uncorrectable_volatile", ecc}});
-      smi_err_field(r, l, idx);
-    } else if (in_table > 0) {
-      smi_err_field(r, l, in_table - 1);
-    }
+    if (gpu_row) last_gpu = idx;
+    if (last_gpu >= 0) smi_err_field(r, l, last_gpu);
+    // A table pasted without its header ("nvidia-smi\n[...]" and the rows of
+    // the GPUs that matter) still says which GPU is in an error state, but
+    // not how many GPUs the node has or which driver it runs.
+    if (!gpu_row || !r.host.smi_driver_version) continue;
+    ++in_table;
+    r.host.gpus_visible = std::max(*r.host.gpus_visible, in_table);
+    std::string_view name = trim(f[1].substr(f[1].find_first_not_of("0123456789")));
+    for (std::string_view suffix : {" On", " Off"})
+      if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix)
+        name = trim(name.substr(0, name.size() - suffix.size()));
+    if (r.host.gpu_models.size() < 16) r.host.gpu_models.emplace_back(name);
+    const std::string ecc(f[3]);
+    const long long n = leading_number(ecc);
+    if (n > 0 && ecc.find_first_not_of("0123456789") == std::string::npos)
+      add(r, "gpu.ecc", "uncorrectable", Severity::kError, l,
+          {{"gpu", std::to_string(idx)}, {"uncorrectable_volatile", ecc}});
   }
 }
 

@@ -96,6 +96,26 @@ std::map<std::string, double> node_scores(const FleetReport& r, const std::map<s
 
 double pair_typical(const FleetPair& p) { return p.busbw; }
 
+// Each node's score: the median of its pairs once the pairs that are link
+// suspects against a first pass (every pair) are set aside. `first` gets that
+// first pass.
+std::map<std::string, double> settled_scores(const FleetReport& r, const OutlierOptions& o,
+                                             std::map<std::string, double>& first) {
+  first = node_scores(r, nullptr, pair_typical, o);
+  return node_scores(r, &first, pair_typical, o);
+}
+
+// The passing pairs below `o.share` of what both ends reach (indices into r.pairs).
+std::vector<std::size_t> suspects_by(const FleetReport& r, std::map<std::string, double>& score,
+                                     const OutlierOptions& o) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < r.pairs.size(); ++i) {
+    const FleetPair& p = r.pairs[i];
+    if (p.status == Status::kPass && p.busbw > 0 && link_suspect(p, score[p.a], score[p.b], o)) out.push_back(i);
+  }
+  return out;
+}
+
 // Pairs: ratio to the median, each node's score, node outliers by score, and
 // link outliers: a pair well below what both of its ends reach with everyone
 // else. A node's score is the median of its pairs once its link suspects are
@@ -110,10 +130,10 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   for (auto& p : r.pairs) p.ratio_to_median = p.status == Status::kPass && med > 0 ? p.busbw / med : 0;
   if (all.empty()) return;
 
-  const std::map<std::string, double> first = node_scores(r, nullptr, pair_typical, o);
   // At least half of a node's pairs are at or above its first score, so none
   // loses every pair here.
-  std::map<std::string, double> score = node_scores(r, &first, pair_typical, o);
+  std::map<std::string, double> first;
+  std::map<std::string, double> score = settled_scores(r, o, first);
   // The same pairs by their best allreduce. A slow NIC or host caps every
   // allreduce of its pairs; a node whose pairs each reached the fleet's speed
   // at least once was slowed by moments (a busy CPU, a TCP stall), not by
@@ -159,9 +179,9 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
       add_node_finding(*n, "Pair bandwidth " + fmt(x.ratio) + " x the fleet median (node outlier)", x.action);
     r.outliers.push_back(std::move(x));
   }
-  for (const auto& p : r.pairs) {
-    if (p.status != Status::kPass || p.busbw <= 0 || slow_nodes.count(p.a) || slow_nodes.count(p.b)) continue;
-    if (!link_suspect(p, score[p.a], score[p.b], o)) continue;
+  for (std::size_t i : suspects_by(r, score, o)) {
+    const FleetPair& p = r.pairs[i];
+    if (slow_nodes.count(p.a) || slow_nodes.count(p.b)) continue;
     const double expect = std::min(score[p.a], score[p.b]);
     FleetOutlier x;
     x.kind = "link";
@@ -400,16 +420,10 @@ std::vector<std::size_t> link_suspects(const FleetReport& r, const OutlierOption
   std::set<std::string> hosts;
   for (const auto& p : r.pairs)
     if (p.status == Status::kPass && p.busbw > 0) hosts.insert({p.a, p.b});
-  std::vector<std::size_t> out;
-  if (hosts.size() < 3) return out;  // no majority to tell a node from its link
-  const auto first = node_scores(r, nullptr, pair_typical, o);
-  auto score = node_scores(r, &first, pair_typical, o);
-  for (std::size_t i = 0; i < r.pairs.size(); ++i) {
-    const FleetPair& p = r.pairs[i];
-    if (p.status != Status::kPass || p.busbw <= 0) continue;
-    if (link_suspect(p, score[p.a], score[p.b], o)) out.push_back(i);
-  }
-  return out;
+  if (hosts.size() < 3) return {};  // no majority to tell a node from its link
+  std::map<std::string, double> first;
+  std::map<std::string, double> score = settled_scores(r, o, first);
+  return suspects_by(r, score, o);
 }
 
 void judge_fleet(FleetReport& r, const std::vector<const Report*>& node_reports, const OutlierOptions& o) {
