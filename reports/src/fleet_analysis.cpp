@@ -97,21 +97,31 @@ std::map<std::string, double> node_scores(const FleetReport& r, const std::map<s
 double pair_typical(const FleetPair& p) { return p.busbw; }
 
 // Each node's score: the median of its pairs once the pairs that are link
-// suspects against a first pass (every pair) are set aside. `first` gets that
-// first pass.
-std::map<std::string, double> settled_scores(const FleetReport& r, const OutlierOptions& o,
-                                             std::map<std::string, double>& first) {
-  first = node_scores(r, nullptr, pair_typical, o);
-  return node_scores(r, &first, pair_typical, o);
+// suspects against a first pass (every pair) are set aside. The first pass is
+// kept: best-allreduce scores set the same pairs aside.
+struct NodeScores {
+  std::map<std::string, double> first;
+  std::map<std::string, double> settled;
+};
+
+NodeScores settled_scores(const FleetReport& r, const OutlierOptions& o) {
+  NodeScores s;
+  s.first = node_scores(r, nullptr, pair_typical, o);
+  s.settled = node_scores(r, &s.first, pair_typical, o);
+  return s;
 }
 
 // The passing pairs below `o.share` of what both ends reach (indices into r.pairs).
-std::vector<std::size_t> suspects_by(const FleetReport& r, std::map<std::string, double>& score,
+std::vector<std::size_t> suspects_by(const FleetReport& r, const std::map<std::string, double>& score,
                                      const OutlierOptions& o) {
+  auto of = [&](const std::string& host) {
+    const auto it = score.find(host);
+    return it == score.end() ? 0.0 : it->second;
+  };
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < r.pairs.size(); ++i) {
     const FleetPair& p = r.pairs[i];
-    if (p.status == Status::kPass && p.busbw > 0 && link_suspect(p, score[p.a], score[p.b], o)) out.push_back(i);
+    if (p.status == Status::kPass && p.busbw > 0 && link_suspect(p, of(p.a), of(p.b), o)) out.push_back(i);
   }
   return out;
 }
@@ -132,14 +142,14 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
 
   // At least half of a node's pairs are at or above its first score, so none
   // loses every pair here.
-  std::map<std::string, double> first;
-  std::map<std::string, double> score = settled_scores(r, o, first);
+  NodeScores scores_of = settled_scores(r, o);
+  std::map<std::string, double>& score = scores_of.settled;
   // The same pairs by their best allreduce. A slow NIC or host caps every
   // allreduce of its pairs; a node whose pairs each reached the fleet's speed
   // at least once was slowed by moments (a busy CPU, a TCP stall), not by
   // itself. Measured: on a loaded 2-core test machine one noisy pair (0.81 x)
   // beside a shaped slow link once made an end a node outlier to reboot.
-  const std::map<std::string, double> best = node_scores(r, &first, pair_best, o);
+  const std::map<std::string, double> best = node_scores(r, &scores_of.first, pair_best, o);
   std::vector<double> best_scores;
   for (const auto& [host, v] : best) best_scores.push_back(v);
   const RobustSpread best_spread = robust_spread(best_scores);
@@ -421,9 +431,7 @@ std::vector<std::size_t> link_suspects(const FleetReport& r, const OutlierOption
   for (const auto& p : r.pairs)
     if (p.status == Status::kPass && p.busbw > 0) hosts.insert({p.a, p.b});
   if (hosts.size() < 3) return {};  // no majority to tell a node from its link
-  std::map<std::string, double> first;
-  std::map<std::string, double> score = settled_scores(r, o, first);
-  return suspects_by(r, score, o);
+  return suspects_by(r, settled_scores(r, o).settled, o);
 }
 
 void judge_fleet(FleetReport& r, const std::vector<const Report*>& node_reports, const OutlierOptions& o) {
