@@ -205,6 +205,7 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
   r.unless = opt_strings(j, "unless", doc, where);
   for (auto& u : r.unless) {
     u = expand_defines(u, defs, doc, where + ".unless");
+    check_dialect(u, doc, where + ".unless");
     check_regex(u, false, doc, where + ".unless");
   }
   r.extract = opt_strings(j, "extract", doc, where);

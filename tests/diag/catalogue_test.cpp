@@ -454,6 +454,11 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "x[0-9]+\\d", "src": "s"}]})J")).find("\\d"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "(?:ab)c", "src": "s"}]})J")).find("(?"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "abc"}]})J")).find("lacks 'src'"), std::string::npos);
+  // unless expressions are held to the same dialect as the patterns: a
+  // mid-expression flag group or a lazy quantifier is refused there too.
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["ok (?i)benign"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("rule a.b.unless: pattern 'ok (?i)benign' uses (?"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["ok.*?benign"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("lazy quantifier"), std::string::npos);
+  EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["(?i)benign"], "patterns": [{"re": "abc", "src": "s"}]})J")), "");
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "a(bc", "src": "s"}]})J")).find("does not compile"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "extract": ["(x)"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("no named group"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "colour": "red", "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown key 'colour'"), std::string::npos);
