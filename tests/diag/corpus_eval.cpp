@@ -113,6 +113,11 @@ SampleResult evaluate(const std::string& corpus_dir, const Sample& s) {
   r.healthy = spec.value("healthy", false);
   r.batch = spec.value("batch", std::string());
   r.known_miss = spec.value("known_miss", std::string());
+  if (spec.contains("cause_in_log")) {
+    const Json& c = spec.at("cause_in_log");
+    r.cause_in_log = c.is_string() && !c.get<std::string>().empty() ? SampleResult::CauseInLog::kShown
+                                                                     : SampleResult::CauseInLog::kOnlyInThread;
+  }
 
   DiagInputs in;
   in.logs = {corpus_dir + "/" + s.file};
@@ -169,6 +174,9 @@ Recall tally(const std::vector<SampleResult>& results) {
       all_named &= e.named;
     }
     if (all_named) ++r.failure_samples_named;
+    if (s.cause_in_log == SampleResult::CauseInLog::kShown) ++r.shown_samples, r.shown_named += all_named;
+    if (s.cause_in_log == SampleResult::CauseInLog::kOnlyInThread)
+      ++r.thread_only_samples, r.thread_only_named += all_named;
   }
   for (auto& [id, t] : by_id) r.classes.push_back(t);
   return r;
@@ -190,6 +198,10 @@ std::string render_recall(const Recall& r, const std::vector<SampleResult>& resu
   row(r.total);
   os << "failure samples: " << r.failure_samples << ", every expected cause named in " << r.failure_samples_named
      << " (" << percent(r.failure_samples_named, r.failure_samples) << ")\n";
+  if (r.shown_samples + r.thread_only_samples > 0)
+    os << "  where the collector judged the excerpt shows the cause: " << r.shown_named << " of " << r.shown_samples
+       << " (" << percent(r.shown_named, r.shown_samples) << "); only in the thread: " << r.thread_only_named << " of "
+       << r.thread_only_samples << " (" << percent(r.thread_only_named, r.thread_only_samples) << ")\n";
   os << "healthy samples: " << r.healthy_samples << ", false alarms (warn/error): " << r.healthy_false_alarms << "\n";
   os << "samples raising a forbidden id: " << r.forbidden_raised << "\n";
   os << "marked known_miss: " << r.known_miss_marked << ", stale marks (now passing): " << r.stale_marks << "\n";
@@ -222,6 +234,10 @@ Json recall_to_json(const Recall& r, const std::vector<SampleResult>& results) {
   j["total"] = tally_json(r.total);
   j["failure_samples"] = r.failure_samples;
   j["failure_samples_named"] = r.failure_samples_named;
+  j["cause_shown_samples"] = r.shown_samples;
+  j["cause_shown_named"] = r.shown_named;
+  j["cause_thread_only_samples"] = r.thread_only_samples;
+  j["cause_thread_only_named"] = r.thread_only_named;
   j["healthy_samples"] = r.healthy_samples;
   j["healthy_false_alarms"] = r.healthy_false_alarms;
   j["forbidden_raised"] = r.forbidden_raised;

@@ -38,6 +38,10 @@ struct SampleResult {
   bool healthy = false;
   std::string batch;                         ///< "" for the samples written with the first rules
   std::string known_miss;                    ///< the manifest's reason; "" when not marked
+  /// The collector's judgement, made before the sample was measured, of
+  /// whether the excerpt itself shows the cause (manifest `cause_in_log`:
+  /// the quoted lines, or null): kUnknown where the manifest does not say.
+  enum class CauseInLog { kUnknown, kShown, kOnlyInThread } cause_in_log = CauseInLog::kUnknown;
   std::vector<std::string> got;              ///< every finding as "id/severity"
   std::vector<ExpectResult> expects;
   std::vector<std::string> forbidden_raised; ///< `forbid` ids that were raised anyway
@@ -69,6 +73,10 @@ struct Recall {
   int healthy_samples = 0;
   int healthy_false_alarms = 0;      ///< healthy samples with at least one warn/error finding
   int forbidden_raised = 0;          ///< samples that raised a forbidden id
+  int shown_samples = 0;             ///< failures whose excerpt shows the cause (cause_in_log quoted)
+  int shown_named = 0;
+  int thread_only_samples = 0;       ///< failures whose cause only the thread names (cause_in_log null)
+  int thread_only_named = 0;
   int known_miss_marked = 0;
   int stale_marks = 0;               ///< marked known_miss but now passing
 };

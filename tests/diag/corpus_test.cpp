@@ -191,6 +191,33 @@ TEST(CorpusRecall, TalliesNamedExactFalseAlarmsAndStaleMarks) {
   EXPECT_NE(text.find("f.log"), std::string::npos);
   EXPECT_EQ(text.find("a.log"), std::string::npos) << "a passing sample is not listed";
   EXPECT_EQ(recall_to_json(r, {hit}).at("schema"), "nodeprobe.corpus-recall/1");
+  EXPECT_EQ(text.find("excerpt shows the cause"), std::string::npos) << "no stratum without cause_in_log";
+}
+
+// The collectors' cause_in_log judgement splits the failures: recall where the
+// excerpt shows the cause, and where only the thread names it.
+TEST(CorpusRecall, SplitsRecallByWhetherTheExcerptShowsTheCause) {
+  SampleResult shown_hit = result_for("a.log");
+  shown_hit.expects = {{"gpu.oom", "gpu.oom/*", true, true}};
+  shown_hit.cause_in_log = SampleResult::CauseInLog::kShown;
+  SampleResult shown_miss = result_for("b.log");
+  shown_miss.expects = {{"gpu.oom", "gpu.oom/*", false, false}};
+  shown_miss.cause_in_log = SampleResult::CauseInLog::kShown;
+  SampleResult thread_miss = result_for("c.log");
+  thread_miss.expects = {{"host.oom", "host.oom/*", false, false}};
+  thread_miss.cause_in_log = SampleResult::CauseInLog::kOnlyInThread;
+  SampleResult unjudged = result_for("d.log");
+  unjudged.expects = {{"host.oom", "host.oom/*", true, true}};
+  const std::vector<SampleResult> all = {shown_hit, shown_miss, thread_miss, unjudged};
+  const Recall r = tally(all);
+  EXPECT_EQ(r.shown_samples, 2);
+  EXPECT_EQ(r.shown_named, 1);
+  EXPECT_EQ(r.thread_only_samples, 1);
+  EXPECT_EQ(r.thread_only_named, 0);
+  EXPECT_EQ(r.failure_samples, 4);
+  EXPECT_NE(render_recall(r, all, "t").find("excerpt shows the cause: 1 of 2 (50%); only in the thread: 0 of 1 (0%)"),
+            std::string::npos);
+  EXPECT_EQ(recall_to_json(r, all).at("cause_shown_samples"), 2);
 }
 
 }  // namespace
