@@ -114,6 +114,13 @@ bool shm_setup_race(const ArRun& r) {
 
 ArRun run_ar(std::vector<std::string> argv, const TempDir& dir, double timeout_s, std::vector<std::string> env_set) {
   const std::string path = dir.file("r.json");
+  // Open MPI 4 makes its session directory /tmp/ompi.<host>.<uid> on first
+  // use; two mpiruns started at the same moment (ctest -j) can both try, and
+  // the loser ends in "mkdir ... File exists / orte_session_dir failed". The
+  // test's own directory as TMPDIR gives each run its own session base.
+  bool tmpdir_set = false;
+  for (const auto& e : env_set) tmpdir_set = tmpdir_set || e.rfind("TMPDIR=", 0) == 0;
+  if (!tmpdir_set) env_set.push_back("TMPDIR=" + dir.path());
   argv.insert(argv.end(), {"--json", path});
   ArRun r = run_once(argv, path, timeout_s, env_set);
   if (shm_setup_race(r)) {
