@@ -238,6 +238,31 @@ TEST(Rules, CudaErrorsPrintedByNumberOnly) {
   EXPECT_TRUE(analyze("CUDA Version: 12.2, 804 MiB used\n").findings.empty());
 }
 
+TEST(Rules, TheCudaErrorFactIsTheErrorNotTheCheckedCondition) {
+  // DGL's CUDA_CALL prints the condition it checked (cudaSuccess or
+  // cudaErrorCudartUnloading) before the error that happened.
+  const Result r = analyze(
+      "dgl._ffi.base.DGLError: [10:22:33] /opt/dgl/src/runtime/cuda/cuda_device_api.cc:117: Check failed: e == cudaSuccess || "
+      "e == cudaErrorCudartUnloading: CUDA: an illegal memory access was encountered\n");
+  const auto* f = r.get("gpu.xid");
+  ASSERT_NE(f, nullptr) << r.ids();
+  EXPECT_EQ(f->facts.value("cuda_error", std::string()), "an illegal memory access was encountered");
+}
+
+TEST(Rules, PinnedHostMemoryIsHostMemoryThoughCudaCallsItOutOfMemory) {
+  // cudaMallocHost/cuMemAllocHost allocate page-locked host RAM; their
+  // "out of memory" is the host's, not the GPU's.
+  for (const char* line :
+       {"cudaMallocHost of size 536870912 bytes failedCUDA error #2 (cudaErrorMemoryAllocation): out of memory.\n",
+        "Unknown error happened during execution: cuMemAllocHost_v2 failed with error code: CUDA_ERROR_OUT_OF_MEMORY\n"}) {
+    const Result r = analyze(line);
+    EXPECT_NE(r.get("host.oom"), nullptr) << line << r.ids();
+    EXPECT_EQ(r.get("gpu.oom"), nullptr) << line << r.ids();
+  }
+  const Result gpu = analyze("RuntimeError: cudaMalloc failed: out of memory\n");
+  EXPECT_NE(gpu.get("gpu.oom"), nullptr) << gpu.ids();
+}
+
 TEST(Rules, ContainerPermissionDeniedIsSelinuxOnlyWhereTheLogShowsEnforcing) {
   const std::string denied =
       "docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container "
