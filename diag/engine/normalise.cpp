@@ -98,7 +98,7 @@ std::optional<double> record_time(const Json& j) {
   return std::nullopt;
 }
 
-std::string record_message(const Json& j) {
+std::string record_message_field(const Json& j) {
   for (const char* k : {"MESSAGE", "message", "msg", "log", "text"}) {
     if (!j.contains(k)) continue;
     const Json& v = j.at(k);
@@ -111,6 +111,22 @@ std::string record_message(const Json& j) {
     }
   }
   return {};
+}
+
+// The record's message, and its error field where structured loggers (zap,
+// logrus, slog: gpud, dcgm-exporter, the GPU Operator) keep the failure's
+// text apart from the message ({"msg":"device memory info failed",
+// "error":"GPU is lost"}), as logfmt prints it: msg error="...".
+std::string record_message(const Json& j) {
+  std::string m = record_message_field(j);
+  if (m.empty()) return m;
+  for (const char* k : {"error", "err"}) {
+    if (!j.contains(k) || !j.at(k).is_string()) continue;
+    const std::string e = j.at(k).get<std::string>();
+    if (!e.empty() && m.find(e) == std::string::npos) m += " error=\"" + e + "\"";
+    break;
+  }
+  return m;
 }
 
 // "HH:MM:SS" at s[p]; advances p past it and an optional fraction.

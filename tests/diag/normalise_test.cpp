@@ -263,6 +263,21 @@ TEST(Normalise, HtmlEntitiesAndNestedRecordsAreDecoded) {
   EXPECT_EQ(pieces[0], "slow fdatasync");
 }
 
+TEST(Normalise, AStructuredRecordsErrorFieldIsReadWithItsMessage) {
+  // zap/logrus/slog keep the failure apart from the message (gpud,
+  // dcgm-exporter in JSON mode): the rules see both, as logfmt prints them.
+  const std::vector<std::string> pieces = unwrap(
+      R"({"level":"warn","ts":"2025-03-14T09:12:44.318Z","caller":"memory/memory.go:136","msg":"device memory info v1 failed","error":"GPU is lost"})");
+  ASSERT_EQ(pieces.size(), 1u);
+  EXPECT_EQ(pieces[0], "device memory info v1 failed error=\"GPU is lost\"");
+  const SourceResult r = run(
+      R"({"level":"warn","ts":"2025-03-14T09:12:44.318Z","msg":"NVML device enumeration failed","error":"error getting device handle for index '6': Unknown Error"})"
+      "\n");
+  EXPECT_NE(find(r, "gpu.xid"), nullptr) << ids(r);
+  // An error already inside the message is not repeated.
+  EXPECT_EQ(unwrap(R"({"msg":"open failed: EIO","error":"EIO"})")[0], "open failed: EIO");
+}
+
 TEST(Normalise, TypographicQuotesAndNoBreakSpacesAreReadAsAscii) {
   // A forum editor's curly quotes ("couldn\xE2\x80\x98t" as a corpus sample
   // has it), a prime for an apostrophe, and &nbsp; copied as U+00A0.
