@@ -75,6 +75,28 @@ void check_dialect(const std::string& p, const std::string& doc, const std::stri
   auto bad = [&](const std::string& why) { fail(doc, where + ": pattern '" + p + "' " + why); };
   if (body.empty()) bad("is empty");
   if (body.find("(?") != std::string::npos) bad("uses (?...) groups or flags (only a leading (?i) is allowed)");
+  // The engine matches a pattern behind a line's wrappers (timestamps, hosts,
+  // launcher prefixes) only when the whole pattern starts with ^; a ^ that
+  // begins one top-level alternative would only ever see the raw line.
+  int depth = 0;
+  bool in_class = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == '|' && depth == 0 && i + 1 < body.size() && body[i + 1] == '^' && body[0] != '^') {
+      bad("anchors one alternative with ^ (matched behind wrappers only as its own pattern: split it)");
+      break;
+    }
+  }
   for (std::size_t i = 0; i < body.size(); ++i) {
     const char c = body[i];
     if (c == '\\' && i + 1 < body.size()) {

@@ -459,6 +459,10 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["ok (?i)benign"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("rule a.b.unless: pattern 'ok (?i)benign' uses (?"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["ok.*?benign"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("lazy quantifier"), std::string::npos);
   EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["(?i)benign"], "patterns": [{"re": "abc", "src": "s"}]})J")), "");
+  // A ^ that anchors one alternative only: split it into its own pattern.
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "abc|^Killed$", "src": "s"}]})J")).find("anchors one alternative"), std::string::npos);
+  EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "^abc|Killed$", "src": "s"}]})J")), "");
+  EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "a(b|^c)|[|^]x", "src": "s"}]})J")), "");
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "a(bc", "src": "s"}]})J")).find("does not compile"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "extract": ["(x)"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("no named group"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "colour": "red", "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown key 'colour'"), std::string::npos);
