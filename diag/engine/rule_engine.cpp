@@ -123,15 +123,14 @@ RuleEngine::RuleEngine(const Playbook& pb, const RuleSet& rules)
     }
   scanner_ = std::make_unique<MultiPatternScanner>(patterns);
   std::vector<std::string> anchored;
-  for (std::size_t i = 0; i < patterns.size(); ++i) {
-    const std::string& p = patterns[i];
-    if (p.rfind("^", 0) == 0 || p.rfind("(?i)^", 0) == 0) {
-      anchored.push_back(p);
+  for (std::size_t i = 0; i < patterns.size(); ++i)
+    for (std::string& a : anchored_alternatives(patterns[i])) {
+      anchored.push_back(std::move(a));
       anchored_ids_.push_back(static_cast<int>(i));
     }
-  }
   // Matched on the message behind a line's wrappers, at its start only: an
-  // unanchored alternative of such a pattern is matched on the raw line.
+  // unanchored alternative of such a pattern is matched on the raw line, an
+  // anchored one also behind the wrappers (x|^y: ^y on its own).
   if (!anchored.empty()) anchored_ = std::make_unique<MultiPatternScanner>(anchored, true);
   RE2::Options o;
   o.set_log_errors(false);

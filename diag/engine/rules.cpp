@@ -75,28 +75,6 @@ void check_dialect(const std::string& p, const std::string& doc, const std::stri
   auto bad = [&](const std::string& why) { fail(doc, where + ": pattern '" + p + "' " + why); };
   if (body.empty()) bad("is empty");
   if (body.find("(?") != std::string::npos) bad("uses (?...) groups or flags (only a leading (?i) is allowed)");
-  // The engine matches a pattern behind a line's wrappers (timestamps, hosts,
-  // launcher prefixes) only when the whole pattern starts with ^; a ^ that
-  // begins one top-level alternative would only ever see the raw line.
-  int depth = 0;
-  bool in_class = false;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (c == '\\') {
-      ++i;
-    } else if (in_class) {
-      in_class = c != ']';
-    } else if (c == '[') {
-      in_class = true;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')') {
-      --depth;
-    } else if (c == '|' && depth == 0 && i + 1 < body.size() && body[i + 1] == '^' && body[0] != '^') {
-      bad("anchors one alternative with ^ (matched behind wrappers only as its own pattern: split it)");
-      break;
-    }
-  }
   for (std::size_t i = 0; i < body.size(); ++i) {
     const char c = body[i];
     if (c == '\\' && i + 1 < body.size()) {
@@ -470,6 +448,42 @@ std::string to_posix_ere(const std::string& pattern) {
       out += c;
     }
   }
+  return out;
+}
+
+std::vector<std::string> anchored_alternatives(const std::string& pattern) {
+  const bool fold = pattern.rfind("(?i)", 0) == 0;
+  const std::string body = fold ? pattern.substr(4) : pattern;
+  if (body.rfind('^', 0) == 0) return {pattern};
+  // Split at the top level only: skip escapes, bracket expressions (where
+  // | and ^ are literal or negate) and groups.
+  std::vector<std::string> out;
+  int depth = 0;
+  bool in_class = false;
+  std::size_t start = 0;
+  auto take = [&](std::size_t end) {
+    if (start < body.size() && body[start] == '^') out.push_back((fold ? "(?i)" : "") + body.substr(start, end - start));
+  };
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_class) {
+      // ']' first in a bracket expression (after an optional ^) is literal.
+      if (c == ']' && !(i > 0 && (body[i - 1] == '[' || (body[i - 1] == '^' && i > 1 && body[i - 2] == '['))))
+        in_class = false;
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')') {
+      --depth;
+    } else if (c == '|' && depth == 0) {
+      take(i);
+      start = i + 1;
+    }
+  }
+  take(body.size());
   return out;
 }
 

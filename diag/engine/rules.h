@@ -134,4 +134,11 @@ const std::vector<std::string>& known_judges();
 /// (?i) spelled out as [xX] classes). Used by the benchmark and its test.
 std::string to_posix_ere(const std::string& pattern);
 
+/// The top-level alternatives of a pattern that start with ^, each a pattern
+/// of its own (a leading (?i) carried over): what the engine matches on the
+/// message behind a line's wrappers (timestamps, hosts, launcher prefixes).
+/// A pattern that starts with ^ is returned whole; ^ inside a group or a
+/// bracket expression, or escaped, anchors nothing here.
+std::vector<std::string> anchored_alternatives(const std::string& pattern);
+
 }  // namespace nodeprobe::diag

@@ -459,10 +459,9 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["ok (?i)benign"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("rule a.b.unless: pattern 'ok (?i)benign' uses (?"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["ok.*?benign"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("lazy quantifier"), std::string::npos);
   EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "unless": ["(?i)benign"], "patterns": [{"re": "abc", "src": "s"}]})J")), "");
-  // A ^ that anchors one alternative only: split it into its own pattern.
-  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "abc|^Killed$", "src": "s"}]})J")).find("anchors one alternative"), std::string::npos);
-  EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "^abc|Killed$", "src": "s"}]})J")), "");
-  EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "a(b|^c)|[|^]x", "src": "s"}]})J")), "");
+  // A ^ that anchors one alternative is the engine's to split (see
+  // AnAnchoredAlternativeIsMatchedBehindTheWrappers), not an error.
+  EXPECT_EQ(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "abc|^Killed$", "src": "s"}]})J")), "");
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "patterns": [{"re": "a(bc", "src": "s"}]})J")).find("does not compile"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "extract": ["(x)"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("no named group"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "colour": "red", "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown key 'colour'"), std::string::npos);
@@ -586,6 +585,40 @@ TEST(RulesData, AYieldingRuleGivesWayToTheNonYieldingRulesOfItsFindingsSiteOnesI
   EXPECT_FALSE(alone.findings.has("gpu.not_found", "devices_busy"));
   const SourceResult with = analyse("POOL LISTING: 4 GPUs\n" + line);
   EXPECT_TRUE(with.findings.has("gpu.not_found", "devices_busy"));
+}
+
+TEST(RulesData, AnchoredAlternativesAreTheTopLevelOnesThatStartWithACaret) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(anchored_alternatives("^abc|def"), V{"^abc|def"}) << "a pattern that starts with ^ stays whole";
+  EXPECT_EQ(anchored_alternatives("(?i)^abc"), V{"(?i)^abc"});
+  EXPECT_EQ(anchored_alternatives("abc|^Killed$|^x(y|z)"), (V{"^Killed$", "^x(y|z)"}));
+  EXPECT_EQ(anchored_alternatives("(?i)abc|^killed$"), V{"(?i)^killed$"}) << "the case folding is carried over";
+  EXPECT_EQ(anchored_alternatives("a(b|^c)|[|^]x|\\|^y"), V{}) << "in a group, a bracket expression or escaped";
+  EXPECT_EQ(anchored_alternatives("[]|]x|^y"), V{"^y"}) << "a ] first in a bracket expression is literal";
+  EXPECT_EQ(anchored_alternatives("[^]|]x|^y"), V{"^y"});
+  EXPECT_EQ(anchored_alternatives("(^|[^A-Za-z])Xid"), V{});
+}
+
+TEST(RulesData, AnAnchoredAlternativeIsMatchedBehindTheWrappers) {
+  // Only the second alternative is anchored: behind a syslog or kubectl
+  // prefix it must still see the message's start, as a pattern of its own would.
+  RuleSet set = default_rules();
+  set.add(RuleSet::parse(one_rule(R"J({"key": "site.pool_down", "finding": "gpu.not_found",
+      "patterns": [{"re": "OUR POOL IS GONE|^POOL DOWN: [0-9]+ GPUs", "src": "our allocator"}]})J"),
+                         "site.json", default_playbook()));
+  RuleEngine e(default_playbook(), set);
+  AnalysisOptions opt;
+  opt.time.now = 1764432000;
+  const auto analyse = [&](const std::string& doc) {
+    LineBlockReader reader(doc, "t");
+    return e.analyze(reader, "t", opt);
+  };
+  EXPECT_TRUE(analyse("POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
+  EXPECT_TRUE(analyse("May  1 10:00:00 node1 pool-agent[77]: POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
+  EXPECT_TRUE(analyse("2024-05-01T10:00:00.000000001Z POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
+  EXPECT_TRUE(analyse("[pod/trainer-0/main] POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
+  EXPECT_FALSE(analyse("the old agent said POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"))
+      << "anchored: not in the middle of another message";
 }
 
 TEST(RulesData, SiteRulesAddToTheBuiltInOnesAndFire) {
