@@ -315,6 +315,26 @@ TEST(Rules, AvcPermissiveIsInfoWouldBeBlockedEnforcingAnError) {
   EXPECT_TRUE(module);
 }
 
+TEST(Rules, ASigkillTheServiceManagerSentAfterAStopTimeoutIsNotTheOomKiller) {
+  const std::string killed = "Mar 04 10:13:31 gpu-node-3 systemd[1]: train.service: Main process exited, code=killed, status=9/KILL\n";
+  const Result alone = analyze(killed);
+  ASSERT_NE(alone.get("host.oom"), nullptr) << alone.ids();
+  EXPECT_EQ(alone.get("host.oom")->severity, Severity::kWarn);
+  // systemd escalated its own stop (TimeoutStopSec): the SIGKILL is the stop's.
+  const Result stop = analyze(
+      "Mar 04 10:13:31 gpu-node-3 systemd[1]: train.service: State 'stop-sigterm' timed out. Killing.\n"
+      "Mar 04 10:13:31 gpu-node-3 systemd[1]: train.service: Killing process 48213 (python3) with signal SIGKILL.\n" +
+      killed);
+  ASSERT_NE(stop.get("host.oom"), nullptr) << stop.ids();
+  EXPECT_EQ(stop.get("host.oom")->severity, Severity::kInfo);
+  // supervisord likewise after stopwaitsecs.
+  const Result sup = analyze(
+      "2024-03-04 10:12:11,125 WARN killing 'trainer' (48213) with SIGKILL\n"
+      "2024-03-04 10:12:01,123 WARN exited: trainer (terminated by SIGKILL; not expected)\n");
+  ASSERT_NE(sup.get("host.oom"), nullptr) << sup.ids();
+  EXPECT_EQ(sup.get("host.oom")->severity, Severity::kInfo);
+}
+
 TEST(Rules, TooManyOpenFilesBehindASharedMemoryError) {
   const Result r = analyze(
       "RuntimeError: unable to open shared memory object </torch_30997_2076642173> in read-write mode\n"
