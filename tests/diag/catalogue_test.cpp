@@ -304,6 +304,9 @@ std::string wrap_entry(const Wrapper& w, const std::string& text) {
 //    first piece keeps what that piece says (an AVC's permissive=1 is on the
 //    next one).
 bool known_gap(const std::string& wrapper, const Entry& e) {
+  // A shell's job notice ("Killed" padded to a column, then the command):
+  // the padding is what tells it from a sentence that starts with the word.
+  if (wrapper.rfind("collapsed whitespace", 0) == 0 && e.line.rfind("Killed  ", 0) == 0) return true;
   if (wrapper == kHardWrap)
     return e.line.rfind('{', 0) == 0 || e.id == "gpu.compute_wrong" ||
            (e.id == "selinux.avc" && e.cause == "permissive");
