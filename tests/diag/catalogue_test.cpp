@@ -55,6 +55,21 @@ SourceResult run(const std::string& text) {
   return engine().analyze(reader, "catalogue", opt);
 }
 
+// Analyses documents with a rule set of its own (the built-in rules and a
+// site's), at the same fixed time as run().
+class SetAnalyser {
+ public:
+  explicit SetAnalyser(const RuleSet& set) : engine_(default_playbook(), set) { opt_.time.now = 1764432000; }
+  SourceResult operator()(const std::string& doc) {
+    LineBlockReader reader(doc, "t");  // views doc: the caller's string outlives the analysis
+    return engine_.analyze(reader, "t", opt_);
+  }
+
+ private:
+  RuleEngine engine_;
+  AnalysisOptions opt_;
+};
+
 TEST(Catalogue, EveryMessageFamilyGivesItsFinding) {
   std::map<std::string, int> lines_per_id;
   for (const auto& e : catalogue()) {
@@ -525,17 +540,11 @@ TEST(RulesData, DefinesAreFilledInWhereUsedAndValidated) {
 }
 
 TEST(RulesData, FoldsFoldAFindingIntoTheRootCauseTheSameLogShowsSiteOnesIncluded) {
-  AnalysisOptions opt;
-  opt.time.now = 1764432000;
   const std::string log =
       "Nov 29 10:00:01 node kernel: Out of memory: Killed process 4242 (python) total-vm:9000000kB, anon-rss:8000000kB\n"
       "torchrun: Signal 9 (SIGKILL) received by PID 4242\n"
       "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\n";
-  auto analyze = [&](const RuleSet& set) {
-    RuleEngine e(default_playbook(), set);
-    LineBlockReader reader(log, "t");
-    return e.analyze(reader, "t", opt);
-  };
+  auto analyze = [&](const RuleSet& set) { return SetAnalyser(set)(log); };
   // Built in: the SIGKILL is the kernel OOM killer's, named once.
   const SourceResult built_in = analyze(default_rules());
   EXPECT_TRUE(built_in.findings.has("host.oom", ""));
@@ -575,13 +584,7 @@ TEST(RulesData, AYieldingRuleGivesWayToTheNonYieldingRulesOfItsFindingsSiteOnesI
                          "site.json", default_playbook()));
   const auto& yielding = ctx.find("generic.no_gpu")->suppressed_by;
   EXPECT_EQ(std::find(yielding.begin(), yielding.end(), "site.pool_busy"), yielding.end());
-  RuleEngine e(default_playbook(), ctx);
-  AnalysisOptions opt;
-  opt.time.now = 1764432000;
-  const auto analyse = [&](const std::string& doc) {
-    LineBlockReader reader(doc, "t");
-    return e.analyze(reader, "t", opt);
-  };
+  SetAnalyser analyse(ctx);
   const std::string line = "worker 3: no GPU found in OUR POOL\n";
   const SourceResult alone = analyse(line);
   EXPECT_TRUE(alone.findings.has("gpu.not_found", "no_gpu_found"));
@@ -609,13 +612,7 @@ TEST(RulesData, AnAnchoredAlternativeIsMatchedBehindTheWrappers) {
   set.add(RuleSet::parse(one_rule(R"J({"key": "site.pool_down", "finding": "gpu.not_found",
       "patterns": [{"re": "OUR POOL IS GONE|^POOL DOWN: [0-9]+ GPUs", "src": "our allocator"}]})J"),
                          "site.json", default_playbook()));
-  RuleEngine e(default_playbook(), set);
-  AnalysisOptions opt;
-  opt.time.now = 1764432000;
-  const auto analyse = [&](const std::string& doc) {
-    LineBlockReader reader(doc, "t");
-    return e.analyze(reader, "t", opt);
-  };
+  SetAnalyser analyse(set);
   EXPECT_TRUE(analyse("POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
   EXPECT_TRUE(analyse("May  1 10:00:00 node1 pool-agent[77]: POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
   EXPECT_TRUE(analyse("2024-05-01T10:00:00.000000001Z POOL DOWN: 4 GPUs\n").findings.has("gpu.not_found"));
@@ -631,12 +628,7 @@ TEST(RulesData, SiteRulesAddToTheBuiltInOnesAndFire) {
           "extract": ["rank=(?P<rank>[0-9]+)"]})J");
   set.add(RuleSet::parse(site, "site.json", default_playbook()));
   EXPECT_THROW(set.add(RuleSet::parse(site, "again.json", default_playbook())), RulesError);  // same key twice
-  RuleEngine e(default_playbook(), set);
-  AnalysisOptions opt;
-  opt.time.now = 1764432000;
-  const std::string doc = "x SPOT PREEMPTION NOTICE rank=7\n";
-  LineBlockReader reader(doc, "t");
-  const SourceResult r = e.analyze(reader, "t", opt);
+  const SourceResult r = SetAnalyser(set)("x SPOT PREEMPTION NOTICE rank=7\n");
   ASSERT_TRUE(r.findings.has("nccl.timeout"));
   EXPECT_EQ(r.findings.all().begin()->second.facts.value("rank", std::string()), "7");
 }
