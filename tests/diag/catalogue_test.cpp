@@ -47,9 +47,13 @@ RuleEngine& engine() {
   return e;
 }
 
+// Every analysis here runs at one fixed time (2025-11-29), so that dated
+// lines are judged the same on any day.
+constexpr double kNow = 1764432000;  // epoch seconds, as TimeContext::now
+
 SourceResult run(const std::string& text) {
   AnalysisOptions opt;
-  opt.time.now = 1764432000;
+  opt.time.now = kNow;
   const std::string doc = text + "\n";  // the reader views it: it must outlive the analysis
   LineBlockReader reader(doc, "catalogue");
   return engine().analyze(reader, "catalogue", opt);
@@ -59,7 +63,7 @@ SourceResult run(const std::string& text) {
 // site's), at the same fixed time as run().
 class SetAnalyser {
  public:
-  explicit SetAnalyser(const RuleSet& set) : engine_(default_playbook(), set) { opt_.time.now = 1764432000; }
+  explicit SetAnalyser(const RuleSet& set) : engine_(default_playbook(), set) { opt_.time.now = kNow; }
   SourceResult operator()(const std::string& doc) {
     LineBlockReader reader(doc, "t");  // views doc: the caller's string outlives the analysis
     return engine_.analyze(reader, "t", opt_);
