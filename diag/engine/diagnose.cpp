@@ -40,6 +40,20 @@ std::unique_ptr<OwnedTempDir> make_temp_dir(const std::string& base_hint, std::s
   }
 }
 
+// A job's failure (job.unexplained_failure: a crash, an error exit, an
+// uncaught exception, a restart loop) is reported only where nothing else
+// accounts for it: any warn or error finding of the same run, from any of its
+// sources (the kernel log explaining the job log), is the better explanation.
+void drop_explained_failures(std::vector<Finding>& findings) {
+  const std::string job = "job.unexplained_failure";
+  const bool explained = std::any_of(findings.begin(), findings.end(), [&](const Finding& f) {
+    return f.id != job && severity_rank(f.severity) >= severity_rank(Severity::kWarn);
+  });
+  if (explained)
+    findings.erase(std::remove_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.id == job; }),
+                   findings.end());
+}
+
 bool is_dir(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -279,6 +293,7 @@ class Diagnosis {
     host_checks(host_, instance_, pb_, findings_);
     findings_.drop_report_duplicates();
     report_.findings = findings_.render(pb_, now_);
+    drop_explained_failures(report_.findings);
     report_.action = node_action(report_.findings);
     out_.action = report_.action;
     report_.probes.erase(std::remove_if(report_.probes.begin(), report_.probes.end(),

@@ -17,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string> kCategories = {"gpu", "driver", "cuda", "nccl", "network", "efa", "selinux",
-                                           "limits", "cpu", "io", "storage", "probe", "memory"};
+                                           "limits", "cpu", "io", "storage", "probe", "memory", "job"};
 
 [[noreturn]] void fail(const std::string& doc, const std::string& what) {
   throw PlaybookError(doc + ": " + what);

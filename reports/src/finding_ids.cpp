@@ -49,6 +49,10 @@ const std::vector<FindingKind>& finding_vocabulary() {
       {"efa.queue_allocation", "EFA queue (CQ/QP/AV/endpoint) allocation failed", Severity::kError},
       // Added by nodeprobe fleet (issue 16): a node, GPU or link far below the fleet's median.
       {"fleet.outlier", "Node, GPU or link far below the rest of the fleet", Severity::kWarn},
+      // Added by issue 13: a job's failure (crash, error exit, uncaught exception,
+      // restart loop) that no node-level finding of the same logs explains. Info:
+      // the node's verdict stays its own, and the log no longer reads as clean.
+      {"job.unexplained_failure", "A job failed and these logs show no node-level cause", Severity::kInfo},
   };
   return v;
 }

@@ -55,6 +55,49 @@ TEST(DiagCli, HealthyLogExitsZero) {
   EXPECT_EQ(r.exit_code, 0) << r.describe() << r.start_error << r.out << r.err;
 }
 
+// A log that ends in a crash or an error exit, with nothing at the node level
+// in it, is not reported as clean: the failure is named (info, the node's
+// verdict stays pass) and the remedy says where its cause is. Where another
+// finding of the same run explains it, from the same log or another source,
+// that finding stands alone.
+TEST(DiagCli, AFailedJobWithNoNodeCauseIsNamedAndExplainedOnesAreNot) {
+  TempDir d;
+  // A real log (heldout-GO, xinference on sglang): a segfault whose cause was only in the thread.
+  auto r = run({bin("nodeprobe"), "diag", "--log", sample("failures/go_xinference_sglang_multinode_segfault_shm.log"),
+                "--json", d.file("a.json")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Json rep = report_at(d.file("a.json"));
+  EXPECT_EQ(ids(rep), (std::set<std::string>{"job.unexplained_failure/info"}));
+  EXPECT_EQ(rep.at("verdict"), "pass");
+  EXPECT_NE(r.out.find("no node-level cause"), std::string::npos) << r.out;
+
+  const std::string job =
+      "[2024-05-02 10:11:12,345] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) "
+      "local_rank: 0 (pid: 4242) of binary: /usr/bin/python3\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n";
+  write_file(d.file("job.log"), job);
+  r = run({bin("nodeprobe"), "diag", "--log", d.file("job.log"), "--json", d.file("b.json"), "-q"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  rep = report_at(d.file("b.json"));
+  ASSERT_EQ(rep.at("findings").size(), 1u) << rep.dump();
+  EXPECT_EQ(rep.at("findings")[0].at("facts").at("cause"), "exit_status");
+
+  // The same job log with the node's kernel log, which holds the cause: only the cause.
+  write_file(d.file("kern.log"),
+             "[4650180.470990] Out of memory: Killed process 4242 (python3) total-vm:87033376kB, "
+             "anon-rss:60356340kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:169956kB oom_score_adj:0\n");
+  r = run({bin("nodeprobe"), "diag", "--log", d.file("job.log"), "--log", d.file("kern.log"), "--json",
+           d.file("c.json"), "-q"});
+  rep = report_at(d.file("c.json"));
+  EXPECT_TRUE(ids(rep).count("host.oom/error")) << rep.dump();
+  for (const auto& f : rep.at("findings")) EXPECT_NE(f.at("id"), "job.unexplained_failure") << rep.dump();
+
+  // A clean exit is no failure.
+  write_file(d.file("ok.log"), "srun: error: gpu-node07: task 0: Exited with exit code 0\nexitcode  : 0 (pid: 4242)\n");
+  r = run({bin("nodeprobe"), "diag", "--log", d.file("ok.log"), "--json", d.file("d.json"), "-q"});
+  EXPECT_TRUE(report_at(d.file("d.json")).at("findings").empty());
+}
+
 TEST(DiagCli, MissingFileIsBadInputWithOneLineAndAPartialReport) {
   TempDir d;
   const auto r = run({bin("nodeprobe"), "diag", "--log", "/nonexistent/nccl.log", "--log",
