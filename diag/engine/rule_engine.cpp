@@ -230,6 +230,7 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
   }
   std::optional<double> time;
   bool time_parsed = false;
+  bool line_counted = false;  // untimed and dropped_old count lines, not the rules a line matched
   const re2::StringPiece line_sp(line.data(), line.size());
   for (std::size_t ri : matched) {
     const Rule& rule = rules[ri];
@@ -368,10 +369,12 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       time_parsed = true;
     }
     if (opt.since && time && *time < *opt.since) {
-      ++r.dropped_old;
+      if (!line_counted) ++r.dropped_old;
+      line_counted = true;
       continue;
     }
-    if (!time) ++r.untimed;
+    if (!time && !line_counted) ++r.untimed;
+    line_counted = true;
     ++r.events;
     // What makes this line one event: the rule's event facts, else the message.
     EventRef ev;
