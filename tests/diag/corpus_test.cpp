@@ -87,8 +87,8 @@ TEST(CorpusCoverage, AtLeastSixtyFailureSamplesCoveringEveryIdAndHealthyLogs) {
   EXPECT_GE(healthy, 6);
   // fleet.outlier is a judgement across the nodes of a fleet (nodeprobe fleet), never read from one log;
   // job.unexplained_failure is never a sample's expected cause: it is what a log shows when no node-level
-  // cause is in it (healthy samples of failed jobs raise it; DiagCli.AFailedJobWithNoNodeCauseIsNamedAndExplainedOnesAreNot
-  // checks it on a real one).
+  // cause is in it (healthy samples of failed jobs raise it;
+  // DiagCli.AFailedJobWithNoNodeCauseIsNamedAndExplainedOnesAreNot checks it on a real one).
   const std::set<std::string> not_from_logs = {"fleet.outlier", "job.unexplained_failure"};
   for (const auto& k : finding_vocabulary())
     if (!not_from_logs.count(std::string(k.id))) {
