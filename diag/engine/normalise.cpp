@@ -637,6 +637,18 @@ bool ends_table(std::string_view s) {
   return (c == '-' || c == '=') && s.size() >= 2 && s[s.size() - 2] == c;
 }
 
+// "[10.0.0.2]:29500" or "[fe80::1%eth0]:29500": an endpoint in brackets,
+// which gloo, c10d and others print, can open the piece after a soft wrap
+// ("... connect " / "[10.0.0.2]:29500: Connection refused"), where a prefix
+// such as "[rank0]: " or "[12.345]" never has a port after its bracket.
+bool bracketed_endpoint(std::string_view s) {
+  if (s.size() < 5 || s[0] != '[') return false;
+  const std::size_t close = s.find(']');
+  if (close == std::string_view::npos || close < 3 || close > 64 || close + 2 >= s.size()) return false;
+  if (s.substr(1, close - 1).find_first_of(" \t") != std::string_view::npos) return false;
+  return s[close + 1] == ':' && digit(s[close + 2]);
+}
+
 }  // namespace
 
 std::vector<WrapRun> wrap_runs(std::string_view block) {
@@ -658,14 +670,16 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
   if (!fixed_width && soft == 0) return runs;
   // Pass 2: full-width lines followed by their continuation.
   WrapRun cur;
+  bool cur_soft = false;  // the run's last piece was cut after a space
   for_each_line(block, [&](long index, std::size_t pos, std::string_view line) {
     // A piece of a wrapped line: full width, or cut after a space mid-sentence.
-    const bool full = (fixed_width && line.size() == max_len && !ends_table(line)) ||
-                      (line.size() >= 40 && line.back() == ' ' && !ends_table(line));
+    const bool soft_cut = line.size() >= 40 && line.back() == ' ' && !ends_table(line);
+    const bool full = (fixed_width && line.size() == max_len && !ends_table(line)) || soft_cut;
     if (cur.lines > 0) {
-      if (!starts_new_line(line)) {
+      if (!starts_new_line(line) || (cur_soft && bracketed_endpoint(line))) {
         cur.text.append(line);
         ++cur.lines;
+        cur_soft = soft_cut;
         if (!full) {
           runs.push_back(std::move(cur));
           cur = WrapRun{};
@@ -680,6 +694,7 @@ std::vector<WrapRun> wrap_runs(std::string_view block) {
       cur.first_line = index;
       cur.lines = 1;
       cur.text.assign(line);
+      cur_soft = soft_cut;
     }
   });
   if (cur.lines > 1) runs.push_back(std::move(cur));

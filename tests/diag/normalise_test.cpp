@@ -323,6 +323,28 @@ TEST(Normalise, AHardWrapCutAfterAnEqualsSignOrBeforeABraceIsJoined) {
   EXPECT_FALSE(joins_line_4(wrap_runs(pad + std::string(78, 'y') + "==\nnext line\n")));
 }
 
+TEST(Normalise, ASoftWrapBeforeABracketedEndpointIsJoined) {
+  // A paste cut after "connect " (a trailing space) and went on with the
+  // peer's "[address]:port": gloo's refused connect, whole only when joined.
+  const std::string cut = "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect \n";
+  for (const std::string peer : {"[127.0.1.1]:29591: Connection refused", "[fe80::1%eth0]:29500: Connection refused"}) {
+    const SourceResult r = run(cut + peer + "\n");
+    const Accum* a = find(r, "net.unreachable");
+    ASSERT_NE(a, nullptr) << peer << ": " << ids(r);
+    EXPECT_EQ(a->first.front().line, 1);
+  }
+  // A line prefix in brackets still starts a line after a soft cut: a rank
+  // tag, a dmesg time, a bracket with no port after it; and a bracketed
+  // endpoint after a line that does not end in a space is not joined.
+  const std::string soft = std::string(50, 'y') + " \n";
+  for (const std::string next : {"[rank0]: Traceback (most recent call last):", "[ 12.345678] nvidia: x",
+                                 "[10.0.0.2] is the master", "[10.0.0.2]: 29500"}) {
+    const std::vector<WrapRun> runs = wrap_runs(soft + next + "\n");
+    EXPECT_TRUE(runs.empty()) << next;
+  }
+  EXPECT_TRUE(wrap_runs(std::string(50, 'y') + "\n[10.0.0.2]:29500: Connection refused\n").empty());
+}
+
 TEST(Normalise, EvidenceForPeopleIsWholeOrCutAtAWord) {
   const std::string line = "Aug 30 11:11:22 host kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.";
   EXPECT_EQ(evidence_display(line, 300), "NVRM: Xid (PCI:0000:3b:00): 79, pid=1896, name=python, GPU has fallen off the bus.");
