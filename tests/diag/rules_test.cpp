@@ -810,6 +810,36 @@ TEST(Rules, Cuda803IsADriverComponentMismatchAnd804AnOldDriver) {
   EXPECT_NE(c.get("gpu.cuda_driver_insufficient"), nullptr) << c.ids();
 }
 
+TEST(Rules, ModprobeErrnoNamesTheRightCause) {
+  const auto cause = [](const Result& r, const std::string& id) {
+    const Finding* f = r.get(id);
+    return f ? f->facts.value("cause", std::string()) : std::string("(none)");
+  };
+  // EPERM: a kernel lockdown refusing an unsigned module, an error where the
+  // log shows Secure Boot; alone a warning (an unprivileged container gets
+  // EPERM too); never "built for another kernel".
+  const std::string eperm = "modprobe: ERROR: could not insert 'nvidia': Operation not permitted\n";
+  const Result alone = analyze(eperm);
+  ASSERT_NE(alone.get("gpu.driver_kernel_mismatch"), nullptr) << alone.ids();
+  EXPECT_EQ(cause(alone, "gpu.driver_kernel_mismatch"), "secure_boot");
+  EXPECT_EQ(alone.get("gpu.driver_kernel_mismatch")->severity, Severity::kWarn);
+  const Result sb = analyze("[    0.000000] secureboot: Secure boot enabled\nSecureBoot enabled\n" + eperm);
+  ASSERT_NE(sb.get("gpu.driver_kernel_mismatch"), nullptr) << sb.ids();
+  EXPECT_EQ(cause(sb, "gpu.driver_kernel_mismatch"), "secure_boot");
+  EXPECT_EQ(sb.get("gpu.driver_kernel_mismatch")->severity, Severity::kError);
+  // EIO: the module loaded and could not initialise a GPU; no disk involved.
+  const Result eio = analyze("modprobe: ERROR: could not insert 'nvidia': Input/output error\n");
+  EXPECT_EQ(cause(eio, "gpu.not_found"), "init_failed") << eio.ids();
+  EXPECT_EQ(eio.get("storage.slow"), nullptr) << eio.ids();
+  EXPECT_EQ(eio.get("gpu.driver_kernel_mismatch"), nullptr) << eio.ids();
+  // EEXIST: the module is already loaded.
+  expect_only_info(analyze("modprobe: ERROR: could not insert 'nvidia': Module already in kernel\n"
+                           "insmod: ERROR: could not insert module nvidia.ko: File exists\n"));
+  // ENOEXEC and friends still say the module does not fit the kernel.
+  const Result fmt = analyze("insmod: ERROR: could not insert module nvidia.ko: Invalid module format\n");
+  EXPECT_EQ(cause(fmt, "gpu.driver_kernel_mismatch"), "module_kernel_mismatch") << fmt.ids();
+}
+
 TEST(Rules, DcgmSingleBitEccIsAWarningNotUncorrectable) {
   const Result r = analyze("More than 0 single-bit ECC error(s) detected in GPU 3 Volatile SBEs: 17702\n");
   ASSERT_NE(r.get("gpu.ecc"), nullptr) << r.ids();
