@@ -40,18 +40,22 @@ std::unique_ptr<OwnedTempDir> make_temp_dir(const std::string& base_hint, std::s
   }
 }
 
-// A job's failure (job.unexplained_failure: a crash, an error exit, an
-// uncaught exception, a restart loop) is reported only where nothing else
-// accounts for it: any warn or error finding of the same run, from any of its
-// sources (the kernel log explaining the job log), is the better explanation.
-void drop_explained_failures(std::vector<Finding>& findings) {
-  const std::string job = "job.unexplained_failure";
-  const bool explained = std::any_of(findings.begin(), findings.end(), [&](const Finding& f) {
-    return f.id != job && severity_rank(f.severity) >= severity_rank(Severity::kWarn);
-  });
-  if (explained)
-    findings.erase(std::remove_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.id == job; }),
-                   findings.end());
+// The run-level folds of the rule data (a fold with `when_severity`): a
+// finding dropped where any other finding of the whole run, from any of its
+// sources, is at least that severe. The built-in one: a job's failure
+// (job.unexplained_failure) that a warn or error finding explains (the
+// kernel log explaining the job log).
+void apply_run_folds(std::vector<Finding>& findings, const std::vector<Fold>& folds) {
+  for (const Fold& f : folds) {
+    if (f.when_severity == Severity::kUnknown) continue;
+    const auto folded = [&](const Finding& x) {
+      return f.finding.matches(x.id, x.facts.value("cause", std::string()));
+    };
+    const bool due = std::any_of(findings.begin(), findings.end(), [&](const Finding& x) {
+      return !folded(x) && severity_rank(x.severity) >= severity_rank(f.when_severity);
+    });
+    if (due) findings.erase(std::remove_if(findings.begin(), findings.end(), folded), findings.end());
+  }
 }
 
 bool is_dir(const std::string& p) {
@@ -293,7 +297,7 @@ class Diagnosis {
     host_checks(host_, instance_, pb_, findings_);
     findings_.drop_report_duplicates();
     report_.findings = findings_.render(pb_, now_);
-    drop_explained_failures(report_.findings);
+    apply_run_folds(report_.findings, rules_.folds());
     report_.action = node_action(report_.findings);
     out_.action = report_.action;
     report_.probes.erase(std::remove_if(report_.probes.begin(), report_.probes.end(),

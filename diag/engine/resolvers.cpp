@@ -38,7 +38,7 @@ void apply_folds(FindingSet& findings, const std::vector<Fold>& folds) {
   for (const auto& kv : findings.all()) present.emplace_back(kv.first.id, kv.first.cause);
   std::vector<const Fold*> due;
   for (const auto& f : folds)
-    if (fold_due(f, present)) due.push_back(&f);
+    if (f.when_severity == Severity::kUnknown && fold_due(f, present)) due.push_back(&f);
   for (const Fold* f : due) {
     std::set<std::string> causes;
     for (const auto& kv : findings.all())

@@ -261,7 +261,7 @@ FindingRef parse_ref(const std::string& s, bool allow_any, const Playbook& pb, c
 
 Fold parse_fold(const json& j, const std::string& doc, const Playbook& pb) {
   const std::string where = item_where("fold", j);
-  only_keys(j, {"key", "finding", "when", "into", "why"}, doc, where);
+  only_keys(j, {"key", "finding", "when", "when_severity", "into", "why"}, doc, where);
   Fold f;
   f.key = opt_string(j, "key", doc, where);
   if (!good_key(f.key)) fail(doc, where + ": key must be lower_snake words joined by dots");
@@ -269,7 +269,13 @@ Fold parse_fold(const json& j, const std::string& doc, const Playbook& pb) {
   if (finding.empty()) fail(doc, where + ": 'finding' is required");
   f.finding = parse_ref(finding, true, pb, doc, where + ".finding");
   for (const auto& w : opt_strings(j, "when", doc, where)) f.when.push_back(parse_ref(w, true, pb, doc, where + ".when"));
-  if (f.when.empty()) fail(doc, where + ": 'when' must name at least one finding");
+  if (j.contains("when_severity")) {
+    f.when_severity = opt_severity(j, "when_severity", doc, where);
+    if (!f.when.empty() || j.contains("into"))
+      fail(doc, where + ": a fold with 'when_severity' drops its finding: no 'when', no 'into'");
+  } else if (f.when.empty()) {
+    fail(doc, where + ": 'when' must name at least one finding");
+  }
   const std::string into = opt_string(j, "into", doc, where);
   if (!into.empty()) {
     f.into = parse_ref(into, false, pb, doc, where + ".into");

@@ -92,6 +92,10 @@ struct Fold {
   std::string key;
   FindingRef finding;
   std::vector<FindingRef> when;  ///< any one present folds `finding`
+  /// Instead of `when`: any other finding of the whole run (every source,
+  /// the probes too) at least this severe drops `finding` (a run-level fold,
+  /// applied after the findings are rendered; kUnknown: a source-level fold).
+  Severity when_severity = Severity::kUnknown;
   FindingRef into;               ///< empty id: the finding is dropped
   std::string why;               ///< the reasoning, for readers of the data
   std::string origin;

@@ -507,6 +507,11 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "host.oom/", "when": ["gpu.oom"], "into": "host.oom/", "why": "w"})J")).find("'into' is the finding itself"), std::string::npos);
   EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"]})J")).find("'why' is required"), std::string::npos);
   EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when": ["host.oom"], "why": "w", "then": "x"})J")).find("unknown key 'then' in fold site.f"), std::string::npos);
+  // A run-level fold: a severity instead of `when`, and it only drops.
+  EXPECT_EQ(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when_severity": "error", "why": "w"})J")), "");
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when_severity": "loud", "why": "w"})J")).find("when_severity must be info, warn or error"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when_severity": "warn", "when": ["host.oom"], "why": "w"})J")).find("no 'when', no 'into'"), std::string::npos);
+  EXPECT_NE(err(one_fold(R"J({"key": "site.f", "finding": "gpu.oom", "when_severity": "warn", "into": "host.oom/", "why": "w"})J")).find("no 'when', no 'into'"), std::string::npos);
 }
 
 TEST(RulesData, DefinesAreFilledInWhereUsedAndValidated) {
