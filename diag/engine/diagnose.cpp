@@ -40,24 +40,6 @@ std::unique_ptr<OwnedTempDir> make_temp_dir(const std::string& base_hint, std::s
   }
 }
 
-// The run-level folds of the rule data (a fold with `when_severity`): a
-// finding dropped where any other finding of the whole run, from any of its
-// sources, is at least that severe. The built-in one: a job's failure
-// (job.unexplained_failure) that a warn or error finding explains (the
-// kernel log explaining the job log).
-void apply_run_folds(std::vector<Finding>& findings, const std::vector<Fold>& folds) {
-  for (const Fold& f : folds) {
-    if (f.when_severity == Severity::kUnknown) continue;
-    const auto folded = [&](const Finding& x) {
-      return f.finding.matches(x.id, x.facts.value("cause", std::string()));
-    };
-    const bool due = std::any_of(findings.begin(), findings.end(), [&](const Finding& x) {
-      return !folded(x) && severity_rank(x.severity) >= severity_rank(f.when_severity);
-    });
-    if (due) findings.erase(std::remove_if(findings.begin(), findings.end(), folded), findings.end());
-  }
-}
-
 bool is_dir(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);

@@ -38,7 +38,7 @@ void apply_folds(FindingSet& findings, const std::vector<Fold>& folds) {
   for (const auto& kv : findings.all()) present.emplace_back(kv.first.id, kv.first.cause);
   std::vector<const Fold*> due;
   for (const auto& f : folds)
-    if (f.when_severity == Severity::kUnknown && fold_due(f, present)) due.push_back(&f);
+    if (!f.run_level() && fold_due(f, present)) due.push_back(&f);
   for (const Fold* f : due) {
     std::set<std::string> causes;
     for (const auto& kv : findings.all())
@@ -194,6 +194,24 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   if (has_signal(r, "run.cpu_requested") && r.findings.has("gpu.not_found"))
     r.findings.set_severity("gpu.not_found", Severity::kInfo, "gpu_not_wanted",
                             "the run asked for the CPU: " + clean_text(r.signals.at("run.cpu_requested").first.text, 240));
+}
+
+// The run-level folds of the rule data (a fold with `when_severity`): a
+// finding dropped where any other finding of the whole run, from any of its
+// sources, is at least that severe. The built-in one: a job's failure
+// (job.unexplained_failure) that a warn or error finding explains (the
+// kernel log explaining the job log).
+void apply_run_folds(std::vector<Finding>& findings, const std::vector<Fold>& folds) {
+  for (const Fold& f : folds) {
+    if (!f.run_level()) continue;
+    const auto folded = [&](const Finding& x) {
+      return f.finding.matches(x.id, x.facts.value("cause", std::string()));
+    };
+    const bool due = std::any_of(findings.begin(), findings.end(), [&](const Finding& x) {
+      return !folded(x) && severity_rank(x.severity) >= severity_rank(f.when_severity);
+    });
+    if (due) findings.erase(std::remove_if(findings.begin(), findings.end(), folded), findings.end());
+  }
 }
 
 }  // namespace nodeprobe::diag

@@ -90,4 +90,9 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
 /// rules that need context).
 void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& rules);
 
+/// The run-level folds (Fold::run_level) on the rendered findings of a whole
+/// run, every source and probe together: a fold's finding is dropped where
+/// any other finding is at least its `when_severity`.
+void apply_run_folds(std::vector<Finding>& findings, const std::vector<Fold>& folds);
+
 }  // namespace nodeprobe::diag

@@ -96,6 +96,7 @@ struct Fold {
   /// the probes too) at least this severe drops `finding` (a run-level fold,
   /// applied after the findings are rendered; kUnknown: a source-level fold).
   Severity when_severity = Severity::kUnknown;
+  bool run_level() const { return when_severity != Severity::kUnknown; }
   FindingRef into;               ///< empty id: the finding is dropped
   std::string why;               ///< the reasoning, for readers of the data
   std::string origin;
