@@ -107,19 +107,36 @@ void check_regex(const std::string&, bool, const std::string&, const std::string
 
 // Named fragments of a rules document ("defines"): one place for a grammar
 // several rules share (how CUDA or NVML print an error number), used in
-// patterns, unless and extract as {{key}} or {{key:ARG}}, ARG filling the
-// define's {arg} as a group.
+// patterns, unless and extract as {{key}}, {{key:ARG}} (ARG fills the
+// define's {arg} as a group) or {{key:a=X;b=Y}} (a define whose "args" name
+// its parameters: each {a}, {b} of its re filled as a group).
 struct Define {
   std::string re;
-  bool takes_arg = false;
+  std::vector<std::string> params;  // "arg" alone, or the names "args" declares
+  bool named = false;
   bool used = false;
 };
 using Defines = std::map<std::string, Define>;
 
-// The define's re with every {arg} replaced by `group`.
-std::string fill_arg(std::string re, const std::string& group) {
-  for (std::size_t at = 0; (at = re.find("{arg}", at)) != std::string::npos; at += group.size()) re.replace(at, 5, group);
+// `re` with every {name} replaced by `group`.
+std::string fill_param(std::string re, const std::string& name, const std::string& group) {
+  const std::string ph = "{" + name + "}";
+  for (std::size_t at = 0; (at = re.find(ph, at)) != std::string::npos; at += group.size()) re.replace(at, ph.size(), group);
   return re;
+}
+
+// The {lower_snake} placeholders of a define's re (a regex repetition such
+// as {2,5} has digits, so it is never one).
+std::set<std::string> placeholders(const std::string& re) {
+  std::set<std::string> out;
+  for (std::size_t open = re.find('{'); open != std::string::npos; open = re.find('{', open + 1)) {
+    if (open > 0 && re[open - 1] == '\\') continue;
+    const std::size_t close = re.find('}', open);
+    if (close == std::string::npos) break;
+    const std::string name = re.substr(open + 1, close - open - 1);
+    if (!name.empty() && good_name(name) && !std::isdigit(static_cast<unsigned char>(name[0]))) out.insert(name);
+  }
+  return out;
 }
 
 Defines parse_defines(const json& root, const std::string& doc) {
@@ -128,7 +145,7 @@ Defines parse_defines(const json& root, const std::string& doc) {
   if (!root.at("defines").is_array()) fail(doc, "'defines' must be an array");
   for (const auto& j : root.at("defines")) {
     const std::string where = item_where("define", j);
-    only_keys(j, {"key", "re", "arg", "src"}, doc, where);
+    only_keys(j, {"key", "re", "arg", "args", "src"}, doc, where);
     const std::string key = opt_string(j, "key", doc, where);
     if (!good_name(key)) fail(doc, where + ": key must be lower_snake");
     Define d;
@@ -136,16 +153,64 @@ Defines parse_defines(const json& root, const std::string& doc) {
     if (d.re.empty()) fail(doc, where + ": 're' is required");
     if (d.re.find("{{") != std::string::npos) fail(doc, where + ": a define cannot use another");
     if (opt_string(j, "src", doc, where).empty()) fail(doc, where + ": lacks 'src' (the grammar's source)");
-    d.takes_arg = d.re.find("{arg}") != std::string::npos;
-    if (d.takes_arg != j.contains("arg")) fail(doc, where + ": 'arg' describes the {arg} its re uses (both or neither)");
-    if (d.takes_arg && opt_string(j, "arg", doc, where).empty()) fail(doc, where + ": 'arg' must say what the argument is");
+    const std::set<std::string> used_names = placeholders(d.re);
+    if (j.contains("args")) {
+      if (j.contains("arg")) fail(doc, where + ": 'arg' or 'args', not both");
+      const json& a = j.at("args");
+      if (!a.is_object() || a.empty()) fail(doc, where + ": 'args' must be an object naming each parameter");
+      d.named = true;
+      for (const auto& [name, what] : a.items()) {
+        if (!good_name(name) || name == "arg") fail(doc, where + ": parameter '" + name + "' must be lower_snake (and not 'arg')");
+        if (!what.is_string() || what.get<std::string>().empty()) fail(doc, where + ": 'args." + name + "' must say what it is");
+        if (!used_names.count(name)) fail(doc, where + ": parameter '" + name + "' is not used as {" + name + "} in its re");
+        d.params.push_back(name);
+      }
+      for (const auto& n : used_names)
+        if (!a.contains(n)) fail(doc, where + ": {" + n + "} in its re is not a parameter 'args' declares");
+    } else {
+      const bool takes_arg = used_names.count("arg") > 0;
+      if (takes_arg != j.contains("arg")) fail(doc, where + ": 'arg' describes the {arg} its re uses (both or neither)");
+      if (takes_arg && opt_string(j, "arg", doc, where).empty()) fail(doc, where + ": 'arg' must say what the argument is");
+      if (takes_arg) d.params.push_back("arg");
+      for (const auto& n : used_names)
+        if (n != "arg") fail(doc, where + ": {" + n + "} in its re needs 'args' to declare it");
+    }
     // Checked once filled in, as the patterns that use it are.
-    const std::string sample = fill_arg(d.re, "(0)");
+    std::string sample = d.re;
+    for (const auto& n : d.params) sample = fill_param(sample, n, "(0)");
     check_dialect(sample, doc, where);
     check_regex(sample, false, doc, where);
     if (!out.emplace(key, d).second) fail(doc, "duplicate define key '" + key + "'");
   }
   return out;
+}
+
+// One use of a define, filled in: ARG for {arg}, or NAME=VALUE;... for
+// each parameter of a define with "args" (every one, once).
+std::string fill_define(const std::string& name, const Define& d, const std::string& ref_arg, const std::string& doc,
+                        const std::string& where) {
+  if (!d.named) return d.params.empty() ? d.re : fill_param(d.re, "arg", "(" + ref_arg + ")");
+  std::map<std::string, std::string> given;
+  std::size_t pos = 0;
+  while (pos <= ref_arg.size()) {
+    std::size_t end = ref_arg.find(';', pos);
+    if (end == std::string::npos) end = ref_arg.size();
+    const std::string item = ref_arg.substr(pos, end - pos);
+    const std::size_t eq = item.find('=');
+    const std::string p = item.substr(0, eq);
+    if (eq == std::string::npos || eq + 1 == item.size() ||
+        std::find(d.params.begin(), d.params.end(), p) == d.params.end())
+      fail(doc, where + ": define '" + name + "' takes NAME=VALUE;... for its parameters, not '" + item + "'");
+    if (!given.emplace(p, item.substr(eq + 1)).second) fail(doc, where + ": define '" + name + "' is given '" + p + "' twice");
+    pos = end + 1;
+  }
+  std::string re = d.re;
+  for (const auto& p : d.params) {
+    auto it = given.find(p);
+    if (it == given.end()) fail(doc, where + ": define '" + name + "' needs its parameter '" + p + "'");
+    re = fill_param(re, p, "(" + it->second + ")");
+  }
+  return re;
 }
 
 std::string expand_defines(const std::string& re, Defines& defs, const std::string& doc, const std::string& where) {
@@ -160,10 +225,14 @@ std::string expand_defines(const std::string& re, Defines& defs, const std::stri
     auto it = defs.find(name);
     if (it == defs.end()) fail(doc, where + ": unknown define '" + name + "'");
     Define& d = it->second;
-    if (d.takes_arg != (colon != std::string::npos) || (colon != std::string::npos && colon + 1 == ref.size()))
-      fail(doc, where + ": define '" + name + (d.takes_arg ? "' needs an argument ({{" + name + ":ARG}})" : "' takes no argument"));
+    const bool takes = !d.params.empty();
+    if (takes != (colon != std::string::npos) || (colon != std::string::npos && colon + 1 == ref.size()))
+      fail(doc, where + ": define '" + name +
+                    (!takes ? "' takes no argument"
+                            : d.named ? "' needs its parameters ({{" + name + ":NAME=VALUE;...}})"
+                                      : "' needs an argument ({{" + name + ":ARG}})"));
     d.used = true;
-    out += re.substr(pos, open - pos) + (d.takes_arg ? fill_arg(d.re, "(" + ref.substr(colon + 1) + ")") : d.re);
+    out += re.substr(pos, open - pos) + fill_define(name, d, takes ? ref.substr(colon + 1) : "", doc, where);
     pos = close + 2;
   }
   return out + re.substr(pos);

@@ -537,6 +537,26 @@ TEST(RulesData, DefinesAreFilledInWhereUsedAndValidated) {
   EXPECT_NE(err(doc(R"J({"key": "w", "re": "a\\d", "src": "s"}, {"key": "word", "re": "x", "src": "s"})J", "{{w}}")).find("define w: pattern"), std::string::npos);
   EXPECT_NE(err(doc(R"J({"key": "w", "re": "ab{arg}", "src": "s"}, {"key": "word", "re": "x", "src": "s"})J", "{{w:1}}")).find("'arg' describes the {arg}"), std::string::npos);
   EXPECT_NE(err(doc(R"J({"key": "word", "re": "x", "src": "s"}, {"key": "word", "re": "y", "src": "s"})J", "a")).find("duplicate define key 'word'"), std::string::npos);
+  // Named parameters: every one given once, each filled in as a group.
+  const std::string named =
+      R"J({"key": "sig", "re": "(line [0-9]+: {text}\\b|signal={name}\\b|x{2,3})", "args": {"text": "t", "name": "n"}, "src": "s"},
+          {"key": "word", "re": "(benign|harmless)", "src": "ours"})J";
+  const RuleSet ns = RuleSet::parse(doc(named, "{{sig:text=Bus error;name=BUS}}"), "site.json", pb);
+  EXPECT_EQ(ns.rules().front().patterns.front().re, "(line [0-9]+: (Bus error)\\b|signal=(BUS)\\b|x{2,3})");
+  EXPECT_NE(err(doc(named, "{{sig:text=Bus error}}")).find("define 'sig' needs its parameter 'name'"), std::string::npos);
+  EXPECT_NE(err(doc(named, "{{sig:Bus error}}")).find("takes NAME=VALUE;... for its parameters, not 'Bus error'"), std::string::npos);
+  EXPECT_NE(err(doc(named, "{{sig:text=a;name=b;text=c}}")).find("is given 'text' twice"), std::string::npos);
+  EXPECT_NE(err(doc(named, "{{sig:text=a;name=b;more=c}}")).find("not 'more=c'"), std::string::npos);
+  EXPECT_NE(err(doc(named, "{{sig}}")).find("define 'sig' needs its parameters"), std::string::npos);
+  const std::string word = R"J(, {"key": "word", "re": "x", "src": "s"})J";
+  EXPECT_NE(err(doc(R"J({"key": "w", "re": "a{text}", "args": {"text": "t", "name": "n"}, "src": "s"})J" + word, "{{w:text=1;name=2}}"))
+                .find("parameter 'name' is not used as {name} in its re"), std::string::npos);
+  EXPECT_NE(err(doc(R"J({"key": "w", "re": "a{text}{other}", "args": {"text": "t"}, "src": "s"})J" + word, "{{w:text=1}}"))
+                .find("{other} in its re is not a parameter 'args' declares"), std::string::npos);
+  EXPECT_NE(err(doc(R"J({"key": "w", "re": "a{arg}{other}", "arg": "t", "src": "s"})J" + word, "{{w:1}}"))
+                .find("{other} in its re needs 'args' to declare it"), std::string::npos);
+  EXPECT_NE(err(doc(R"J({"key": "w", "re": "a{arg}", "arg": "t", "args": {"arg": "t"}, "src": "s"})J" + word, "{{w:1}}"))
+                .find("'arg' or 'args', not both"), std::string::npos);
   // The built-in grammar of CUDA error numbers, as the rules use it.
   const auto* busy = default_rules().find("cuda.busy");
   ASSERT_NE(busy, nullptr);
