@@ -86,6 +86,22 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
     add(out, "gpu.driver_kernel_mismatch", "module_missing", Severity::kUnknown,
         "modinfo finds no nvidia module for the running kernel",
         h.kernel_release ? Json{{"running_kernel", *h.kernel_release}} : Json::object());
+  // A package listing with module build headers, none for the kernel that
+  // runs (uname -r, else the only kernel the listing shows): DKMS cannot
+  // build the nvidia module for it. A warning: a driver whose module was
+  // built already, or a precompiled one, keeps working until the next build.
+  if (!h.kernel_build_trees.empty()) {
+    std::optional<std::string> target = h.kernel_release;
+    if (!target && h.kernel_images.size() == 1) target = *h.kernel_images.begin();
+    if (target && !h.kernel_build_trees.count(*target)) {
+      std::string have;
+      for (const auto& b : h.kernel_build_trees) have += (have.empty() ? "" : ", ") + b;
+      add(out, "gpu.driver_kernel_mismatch", "headers_missing", Severity::kWarn,
+          "kernel " + *target + (h.kernel_release ? " runs" : " is the only kernel installed") + "; module build headers for " +
+              have + " only" + (h.kernel_build_line ? " (" + *h.kernel_build_line + ")" : ""),
+          {{"running_kernel", *target}, {"headers", have}});
+    }
+  }
   // ---- instance type: GPU count and model ----------------------------------------------
   if (ii && h.gpus_visible && *h.gpus_visible != ii->gpus && *h.gpus_visible > 0)
     add(out, "gpu.count_mismatch", "", Severity::kUnknown,

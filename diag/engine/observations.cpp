@@ -25,6 +25,9 @@ void HostObs::merge(const HostObs& o) {
   take(fm_result, o.fm_result);
   take(fm_version, o.fm_version);
   take(instance_type, o.instance_type);
+  take(kernel_build_line, o.kernel_build_line);
+  kernel_images.insert(o.kernel_images.begin(), o.kernel_images.end());
+  kernel_build_trees.insert(o.kernel_build_trees.begin(), o.kernel_build_trees.end());
   if (gpu_models.empty()) gpu_models = o.gpu_models;
   if (acs_ports.empty()) acs_ports = o.acs_ports;
   if (gpu_iommu.empty()) gpu_iommu = o.gpu_iommu;

@@ -41,6 +41,13 @@ struct HostObs {
   std::optional<std::string> kernel_release;   ///< uname -r
   std::optional<std::string> module_vermagic_kernel;  ///< kernel the nvidia.ko on disk is for
   std::optional<std::string> module_version;
+  /// A package listing (yum/dnf list installed, rpm -qa, dpkg -l, apt list
+  /// --installed): the kernel releases installed (kernel, kernel-core,
+  /// linux-image-*) and those whose module build headers are (kernel-devel,
+  /// linux-headers-*), each as uname -r prints it; `kernel_build_line` is
+  /// the first build-headers line, the evidence.
+  std::set<std::string> kernel_images, kernel_build_trees;
+  std::optional<std::string> kernel_build_line;
   std::optional<bool> module_on_disk;          ///< modinfo found (true) or not (false) the module
   std::optional<int> gpus_on_pci;              ///< NVIDIA display/3D controllers on the PCI bus
   std::optional<int> gpus_visible;             ///< GPUs nvidia-smi lists

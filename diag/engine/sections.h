@@ -51,6 +51,8 @@ void mounts(const std::vector<Line>& lines, SourceResult& r);
 void softnet(const std::vector<Line>& lines, SourceResult& r);
 void fi_info(const std::vector<Line>& lines, SourceResult& r);
 void versions(const std::vector<Line>& lines, SourceResult& r);
+/// Kernel images and module build headers a package listing shows installed.
+void kernel_packages(const std::vector<Line>& lines, SourceResult& r);
 void node_facts(const std::vector<Line>& lines, SourceResult& r);
 void fabric_manager(const std::vector<Line>& lines, SourceResult& r);
 /// `dcgmi nvlink --link-status`: a link shown D (Down) on a GPU.

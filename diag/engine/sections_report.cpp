@@ -165,13 +165,16 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
              limit_conf = has_item("nofile") || has_item("memlock") || has_item("nproc"),
              mnt = has("/dev/"), fi = has("provider: ") || has("fi_getinfo") || has("version: ");
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
+  const bool kpkg = has("kernel-devel") || has("kernel-rt-devel") || has("linux-headers-");
   const bool mem = has(" avail Mem") || has("MemAvailable:") || (has("available") && has("Mem:"));
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
-  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || limit_conf || mnt || fi || ver || facts || mem || soft)) return;
+  if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || limit_conf || mnt || fi || ver || facts || mem || kpkg ||
+        soft))
+    return;
   // Wrappers off only where a table, listing or -q output may be read: the
   // generic markers (a "/dev/" path, " = ", a small file) are everywhere and
   // their parsers read whole words.
-  const bool strip = smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem;
+  const bool strip = smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem || kpkg;
   const std::vector<Line> raw = strip ? std::vector<Line>() : split_lines(doc, false);
   const std::vector<Line>& lines = strip ? stripped_lines() : raw;
   if (smi) nvidia_smi_table(lines, r);
@@ -186,6 +189,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (soft) softnet(lines, r);
   if (fi) fi_info(lines, r);
   if (ver) versions(lines, r);
+  if (kpkg) kernel_packages(lines, r);
   if (facts) node_facts(lines, r);
   if (mem) memory_snapshot(lines, r);
 }

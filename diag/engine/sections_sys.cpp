@@ -1,6 +1,7 @@
 // Structured OS outputs: sysctl, ulimit -a, /proc/<pid>/limits, mounts,
 // softnet_stat, fi_info, driver/module versions, nodeprobe's own fact files.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -410,6 +411,78 @@ void versions(const std::vector<Line>& lines, SourceResult& r) {
     } else if (starts_with(t, "modinfo: ERROR: Module nvidia not found")) {
       r.host.module_on_disk = false;
     }
+  }
+}
+
+// Kernel packages in a listing people paste from a DKMS failure: yum/dnf
+// list installed ("kernel-devel.x86_64  3.10.0-957.el7  @updates"), rpm -qa
+// ("kernel-devel-3.10.0-957.el7.x86_64"), dpkg -l ("ii  linux-headers-
+// 5.15.0-91-generic  5.15.0-91.101  amd64 ...") and apt list --installed
+// ("linux-headers-5.15.0-91-generic/jammy-updates,now 5.15.0-91.101 amd64
+// [installed]"). Each is kept as the release uname -r prints. RHEL's
+// kernel-headers are the user-space API headers (glibc builds against them),
+// not what a module builds against, and kernel-debug-devel is for the debug
+// kernel: neither counts. The running kernel, where the same text shows it:
+// uname -a ("Linux host 3.10.0-957.el7.x86_64 #1 SMP ...") or the kernel's
+// boot line ("Linux version 5.15.0-91-generic (buildd@...) ...").
+void kernel_packages(const std::vector<Line>& lines, SourceResult& r) {
+  static const std::set<std::string_view> kImages = {"kernel", "kernel-core", "kernel-rt-core", "kernel-64k-core"};
+  static const std::set<std::string_view> kBuild = {"kernel-devel", "kernel-rt-devel", "kernel-64k-devel"};
+  static const std::set<std::string_view> kArches = {"x86_64", "aarch64", "ppc64le", "s390x", "noarch"};
+  bool available = false;  // yum/dnf's "Available Packages" section lists what is not installed
+  auto digit = [](std::string_view v) { return !v.empty() && std::isdigit(static_cast<unsigned char>(v[0])); };
+  for (const auto& l : lines) {
+    const std::string_view t = trim(l.text);
+    const auto w = words(t);
+    if (w.empty()) continue;
+    if (starts_with(t, "Installed Packages") || starts_with(t, "Installed packages")) available = false;
+    if (starts_with(t, "Available Packages") || starts_with(t, "Available packages") || starts_with(t, "Available Upgrades") ||
+        starts_with(t, "Available upgrades"))
+      available = true;
+    if (w[0] == "Linux" && w.size() >= 4 && !r.host.kernel_release) {
+      if (w[1] == "version" && digit(w[2])) r.host.kernel_release = std::string(w[2]);                    // boot line
+      else if (digit(w[2]) && starts_with(w[3], "#")) r.host.kernel_release = std::string(w[2]);          // uname -a
+    }
+    std::string_view name, release;
+    std::string rel;
+    bool image = false, build = false;
+    // dpkg -l / apt list: the release is in the package name
+    std::string_view pkg = w[0];
+    if (pkg == "ii" && w.size() >= 3) pkg = w[1];
+    else if (pkg.size() == 2 && w.size() >= 3) continue;  // dpkg states other than installed (rc, un, ...)
+    if (const std::size_t slash = pkg.find('/'); slash != std::string_view::npos) {
+      if (!contains(t, "[installed")) continue;
+      pkg = pkg.substr(0, slash);
+    }
+    for (std::string_view pre : {"linux-image-unsigned-", "linux-image-", "linux-headers-"}) {
+      if (starts_with(pkg, pre) && digit(pkg.substr(pre.size()))) {
+        rel = std::string(pkg.substr(pre.size()));
+        (pre == "linux-headers-" ? build : image) = true;
+        break;
+      }
+    }
+    if (rel.empty() && !available) {
+      if (const std::size_t dot = w[0].rfind('.'); dot != std::string_view::npos && w.size() >= 2 &&
+                                                     kArches.count(w[0].substr(dot + 1)) && digit(w[1])) {
+        name = w[0].substr(0, dot);  // yum/dnf: name.arch version-release repo
+        release = w[1];
+        if (const std::size_t colon = release.find(':'); colon != std::string_view::npos) release = release.substr(colon + 1);
+        rel = std::string(release) + "." + std::string(w[0].substr(dot + 1));
+      } else if (w.size() == 1) {
+        for (const auto* set : {&kBuild, &kImages})  // rpm -qa: name-version-release.arch
+          for (std::string_view n : *set)
+            if (rel.empty() && starts_with(w[0], n) && w[0].size() > n.size() + 1 && w[0][n.size()] == '-' &&
+                digit(w[0].substr(n.size() + 1))) {
+              name = n;
+              rel = std::string(w[0].substr(n.size() + 1));
+            }
+      }
+      image = kImages.count(name) > 0;
+      build = kBuild.count(name) > 0;
+    }
+    if (rel.empty() || !(image || build)) continue;
+    (build ? r.host.kernel_build_trees : r.host.kernel_images).insert(rel);
+    if (build && !r.host.kernel_build_line) r.host.kernel_build_line = r.name + ":" + std::to_string(l.no) + ": " + std::string(t);
   }
 }
 

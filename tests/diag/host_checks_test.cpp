@@ -39,6 +39,24 @@ TEST(HostChecks, DriverNotLoadedAndModuleMissing) {
   EXPECT_EQ(get(v, "gpu.driver_kernel_mismatch")->facts.value("cause", ""), "module_missing");
 }
 
+TEST(HostChecks, ModuleBuildHeadersForAnotherKernel) {
+  HostObs h;
+  h.kernel_build_trees = {"3.10.0-1127.18.2.el7.x86_64"};
+  EXPECT_TRUE(check(h).empty());  // no running kernel, no kernel listed: nothing to compare
+  h.kernel_images = {"3.10.0-957.el7.x86_64", "3.10.0-1127.18.2.el7.x86_64"};
+  EXPECT_TRUE(check(h).empty());  // two kernels and no uname -r: which one runs is not known
+  h.kernel_images = {"3.10.0-957.el7.x86_64"};
+  h.kernel_build_line = "pkgs.txt:4: kernel-devel.x86_64 3.10.0-1127.18.2.el7 @updates";
+  auto v = check(h);
+  const Finding* f = get(v, "gpu.driver_kernel_mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->facts.value("cause", ""), "headers_missing");
+  EXPECT_EQ(f->severity, Severity::kWarn);
+  EXPECT_NE(f->title.find("3.10.0-957.el7.x86_64"), std::string::npos) << f->title;
+  h.kernel_release = "3.10.0-1127.18.2.el7.x86_64";  // the running kernel has its headers
+  EXPECT_TRUE(check(h).empty());
+}
+
 TEST(HostChecks, VermagicAndLibraryVersions) {
   HostObs h;
   h.gpus_on_pci = 1;

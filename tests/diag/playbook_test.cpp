@@ -37,6 +37,7 @@ const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
     {"gpu.driver_kernel_mismatch", "library_mismatch"},
     {"gpu.driver_kernel_mismatch", "module_kernel_mismatch"},
     {"gpu.driver_kernel_mismatch", "module_missing"},
+    {"gpu.driver_kernel_mismatch", "headers_missing"},
     {"gpu.cuda_driver_insufficient", "no_driver"}, {"gpu.cuda_driver_insufficient", "minor_version"},
     {"gpu.count_mismatch", "model_mismatch"},
     {"gpu.pcie_degraded", "width_downgraded"}, {"gpu.pcie_degraded", "speed_downgraded"},

@@ -2,6 +2,8 @@
 // lspci, fi_info, sysctl, limits, mounts and nodeprobe reports.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "playbook.h"
 #include "rule_engine.h"
 
@@ -29,6 +31,45 @@ const char* kSmi = R"(
 | N/A   31C    P0    50W / 400W |      0MiB / 40960MiB |      0%      Default |
 +-------------------------------+----------------------+----------------------+
 )";
+
+// Package listings: the kernels installed and those whose module build
+// headers are, as uname -r prints them, in every listing people paste.
+TEST(Sections, KernelPackagesInEveryListing) {
+  // yum list installed (RHEL 7): kernel-headers and kernel-debug-devel do not count
+  SourceResult r = parse(
+      "Installed Packages\n"
+      "kernel.x86_64                            3.10.0-957.el7                                  @anaconda\n"
+      "kernel-debug-devel.x86_64        3.10.0-1127.18.2.el7                            @updates\n"
+      "kernel-devel.x86_64                   3.10.0-1127.18.2.el7                            @updates\n"
+      "kernel-headers.x86_64               3.10.0-957.el7                                  @anaconda\n"
+      "Available Packages\n"
+      "kernel-devel.x86_64                   3.10.0-957.el7                            base\n");
+  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"3.10.0-957.el7.x86_64"}));
+  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"3.10.0-1127.18.2.el7.x86_64"}));
+  ASSERT_TRUE(r.host.kernel_build_line);
+  EXPECT_NE(r.host.kernel_build_line->find("out.txt:4: kernel-devel.x86_64"), std::string::npos);
+  // rpm -qa (RHEL 8: kernel-core) with uname -a
+  r = parse("Linux gpu-1 4.18.0-513.el8.x86_64 #1 SMP Wed Oct 25 12:00:00 UTC 2023 x86_64 x86_64 x86_64 GNU/Linux\n"
+            "kernel-core-4.18.0-513.el8.x86_64\nkernel-devel-4.18.0-477.el8.x86_64\nkernel-headers-4.18.0-513.el8.x86_64\n");
+  EXPECT_EQ(*r.host.kernel_release, "4.18.0-513.el8.x86_64");
+  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"4.18.0-513.el8.x86_64"}));
+  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"4.18.0-477.el8.x86_64"}));
+  // dpkg -l: installed (ii) only, the flavoured release from the name; the boot line names the running kernel
+  r = parse("[    0.000000] Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0) #101-Ubuntu SMP\n"
+            "ii  linux-headers-5.15.0-91-generic  5.15.0-91.101  amd64  Linux kernel headers for version 5.15.0 on 64 bit x86 SMP\n"
+            "rc  linux-headers-5.15.0-88-generic  5.15.0-88.98   amd64  Linux kernel headers for version 5.15.0 on 64 bit x86 SMP\n"
+            "ii  linux-image-5.15.0-91-generic    5.15.0-91.101  amd64  Signed kernel image generic\n"
+            "ii  linux-headers-generic            5.15.0.91.88   amd64  Generic Linux kernel headers\n");
+  EXPECT_EQ(*r.host.kernel_release, "5.15.0-91-generic");
+  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"5.15.0-91-generic"}));
+  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"5.15.0-91-generic"}));
+  // apt list --installed
+  r = parse("linux-headers-6.8.0-1019-aws/noble-updates,now 6.8.0-1019.20 amd64 [installed,automatic]\n"
+            "linux-image-6.8.0-1021-aws/noble-updates,now 6.8.0-1021.23 amd64 [installed,automatic]\n"
+            "linux-headers-6.8.0-1021-aws/noble-updates 6.8.0-1021.23 amd64 [upgradable from: 6.8.0-1019.20]\n");
+  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"6.8.0-1019-aws"}));
+  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"6.8.0-1021-aws"}));
+}
 
 TEST(Sections, NvidiaSmiTable) {
   const SourceResult r = parse(kSmi);
