@@ -113,8 +113,9 @@ void check_regex(const std::string&, bool, const std::string&, const std::string
 struct Define {
   std::string re;
   std::vector<std::string> params;  // "arg" alone, or the names "args" declares
-  bool named = false;
   bool used = false;
+  // Declared with "args" (which may not name a parameter "arg").
+  bool named() const { return !params.empty() && params.front() != "arg"; }
 };
 using Defines = std::map<std::string, Define>;
 
@@ -158,7 +159,6 @@ Defines parse_defines(const json& root, const std::string& doc) {
       if (j.contains("arg")) fail(doc, where + ": 'arg' or 'args', not both");
       const json& a = j.at("args");
       if (!a.is_object() || a.empty()) fail(doc, where + ": 'args' must be an object naming each parameter");
-      d.named = true;
       for (const auto& [name, what] : a.items()) {
         if (!good_name(name) || name == "arg") fail(doc, where + ": parameter '" + name + "' must be lower_snake (and not 'arg')");
         if (!what.is_string() || what.get<std::string>().empty()) fail(doc, where + ": 'args." + name + "' must say what it is");
@@ -189,7 +189,7 @@ Defines parse_defines(const json& root, const std::string& doc) {
 // each parameter of a define with "args" (every one, once).
 std::string fill_define(const std::string& name, const Define& d, const std::string& ref_arg, const std::string& doc,
                         const std::string& where) {
-  if (!d.named) return d.params.empty() ? d.re : fill_param(d.re, "arg", "(" + ref_arg + ")");
+  if (!d.named()) return d.params.empty() ? d.re : fill_param(d.re, "arg", "(" + ref_arg + ")");
   std::map<std::string, std::string> given;
   std::size_t pos = 0;
   while (pos <= ref_arg.size()) {
@@ -229,7 +229,7 @@ std::string expand_defines(const std::string& re, Defines& defs, const std::stri
     if (takes != (colon != std::string::npos) || (colon != std::string::npos && colon + 1 == ref.size()))
       fail(doc, where + ": define '" + name +
                     (!takes ? "' takes no argument"
-                            : d.named ? "' needs its parameters ({{" + name + ":NAME=VALUE;...}})"
+                            : d.named() ? "' needs its parameters ({{" + name + ":NAME=VALUE;...}})"
                                       : "' needs an argument ({{" + name + ":ARG}})"));
     d.used = true;
     out += re.substr(pos, open - pos) + fill_define(name, d, takes ? ref.substr(colon + 1) : "", doc, where);

@@ -1,10 +1,11 @@
 // Structured OS outputs: sysctl, ulimit -a, /proc/<pid>/limits, mounts,
 // softnet_stat, fi_info, driver/module versions, nodeprobe's own fact files.
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "nodeprobe/size.h"
 #include "nodeprobe/host_facts.h"
@@ -414,6 +415,52 @@ void versions(const std::vector<Line>& lines, SourceResult& r) {
   }
 }
 
+namespace {
+
+// One line of a package listing: the kernel package it shows installed, as
+// the release uname -r prints and whether it is module build headers (true)
+// or a kernel image (false); nothing for any other line. `available`: the
+// line is in yum/dnf's "Available Packages" section (not installed).
+std::optional<std::pair<std::string, bool>> kernel_package(std::string_view t, const std::vector<std::string_view>& w,
+                                                           bool available) {
+  static const std::set<std::string_view> kImages = {"kernel", "kernel-core", "kernel-rt-core", "kernel-64k-core"};
+  static const std::set<std::string_view> kBuild = {"kernel-devel", "kernel-rt-devel", "kernel-64k-devel"};
+  static const std::set<std::string_view> kArches = {"x86_64", "aarch64", "ppc64le", "s390x", "noarch"};
+  // dpkg -l ("ii  NAME VERSION ...") and apt list ("NAME/SUITE,now VERSION ARCH [installed]"): the release is in the name
+  std::string_view pkg = w[0];
+  if (pkg == "ii" && w.size() >= 3) pkg = w[1];
+  else if (pkg.size() == 2 && w.size() >= 3) return std::nullopt;  // dpkg states other than installed (rc, un, ...)
+  if (const std::size_t slash = pkg.find('/'); slash != std::string_view::npos) {
+    if (!contains(t, "[installed")) return std::nullopt;
+    pkg = pkg.substr(0, slash);
+  }
+  for (std::string_view pre : {"linux-image-unsigned-", "linux-image-", "linux-headers-"})
+    if (starts_with(pkg, pre) && leading_number(pkg.substr(pre.size())) >= 0)
+      return std::make_pair(std::string(pkg.substr(pre.size())), pre == "linux-headers-");
+  if (available) return std::nullopt;
+  std::string_view name;
+  std::string rel;
+  if (const std::size_t dot = w[0].rfind('.');
+      dot != std::string_view::npos && w.size() >= 2 && kArches.count(w[0].substr(dot + 1)) && leading_number(w[1]) >= 0) {
+    name = w[0].substr(0, dot);  // yum/dnf: NAME.ARCH [EPOCH:]VERSION-RELEASE REPO
+    std::string_view version = w[1];
+    if (const std::size_t colon = version.find(':'); colon != std::string_view::npos) version = version.substr(colon + 1);
+    rel = std::string(version) + "." + std::string(w[0].substr(dot + 1));
+  } else if (w.size() == 1) {
+    for (const auto* set : {&kBuild, &kImages})  // rpm -qa: NAME-VERSION-RELEASE.ARCH
+      for (std::string_view n : *set)
+        if (rel.empty() && starts_with(w[0], std::string(n) + "-") && leading_number(w[0].substr(n.size() + 1)) >= 0) {
+          name = n;
+          rel = std::string(w[0].substr(n.size() + 1));
+        }
+  }
+  if (kBuild.count(name)) return std::make_pair(rel, true);
+  if (kImages.count(name)) return std::make_pair(rel, false);
+  return std::nullopt;
+}
+
+}  // namespace
+
 // Kernel packages in a listing people paste from a DKMS failure: yum/dnf
 // list installed ("kernel-devel.x86_64  3.10.0-957.el7  @updates"), rpm -qa
 // ("kernel-devel-3.10.0-957.el7.x86_64"), dpkg -l ("ii  linux-headers-
@@ -426,63 +473,22 @@ void versions(const std::vector<Line>& lines, SourceResult& r) {
 // uname -a ("Linux host 3.10.0-957.el7.x86_64 #1 SMP ...") or the kernel's
 // boot line ("Linux version 5.15.0-91-generic (buildd@...) ...").
 void kernel_packages(const std::vector<Line>& lines, SourceResult& r) {
-  static const std::set<std::string_view> kImages = {"kernel", "kernel-core", "kernel-rt-core", "kernel-64k-core"};
-  static const std::set<std::string_view> kBuild = {"kernel-devel", "kernel-rt-devel", "kernel-64k-devel"};
-  static const std::set<std::string_view> kArches = {"x86_64", "aarch64", "ppc64le", "s390x", "noarch"};
-  bool available = false;  // yum/dnf's "Available Packages" section lists what is not installed
-  auto digit = [](std::string_view v) { return !v.empty() && std::isdigit(static_cast<unsigned char>(v[0])); };
+  bool available = false;
   for (const auto& l : lines) {
     const std::string_view t = trim(l.text);
     const auto w = words(t);
     if (w.empty()) continue;
-    if (starts_with(t, "Installed Packages") || starts_with(t, "Installed packages")) available = false;
-    if (starts_with(t, "Available Packages") || starts_with(t, "Available packages") || starts_with(t, "Available Upgrades") ||
-        starts_with(t, "Available upgrades"))
-      available = true;
-    if (w[0] == "Linux" && w.size() >= 4 && !r.host.kernel_release) {
-      if (w[1] == "version" && digit(w[2])) r.host.kernel_release = std::string(w[2]);                    // boot line
-      else if (digit(w[2]) && starts_with(w[3], "#")) r.host.kernel_release = std::string(w[2]);          // uname -a
-    }
-    std::string_view name, release;
-    std::string rel;
-    bool image = false, build = false;
-    // dpkg -l / apt list: the release is in the package name
-    std::string_view pkg = w[0];
-    if (pkg == "ii" && w.size() >= 3) pkg = w[1];
-    else if (pkg.size() == 2 && w.size() >= 3) continue;  // dpkg states other than installed (rc, un, ...)
-    if (const std::size_t slash = pkg.find('/'); slash != std::string_view::npos) {
-      if (!contains(t, "[installed")) continue;
-      pkg = pkg.substr(0, slash);
-    }
-    for (std::string_view pre : {"linux-image-unsigned-", "linux-image-", "linux-headers-"}) {
-      if (starts_with(pkg, pre) && digit(pkg.substr(pre.size()))) {
-        rel = std::string(pkg.substr(pre.size()));
-        (pre == "linux-headers-" ? build : image) = true;
-        break;
-      }
-    }
-    if (rel.empty() && !available) {
-      if (const std::size_t dot = w[0].rfind('.'); dot != std::string_view::npos && w.size() >= 2 &&
-                                                     kArches.count(w[0].substr(dot + 1)) && digit(w[1])) {
-        name = w[0].substr(0, dot);  // yum/dnf: name.arch version-release repo
-        release = w[1];
-        if (const std::size_t colon = release.find(':'); colon != std::string_view::npos) release = release.substr(colon + 1);
-        rel = std::string(release) + "." + std::string(w[0].substr(dot + 1));
-      } else if (w.size() == 1) {
-        for (const auto* set : {&kBuild, &kImages})  // rpm -qa: name-version-release.arch
-          for (std::string_view n : *set)
-            if (rel.empty() && starts_with(w[0], n) && w[0].size() > n.size() + 1 && w[0][n.size()] == '-' &&
-                digit(w[0].substr(n.size() + 1))) {
-              name = n;
-              rel = std::string(w[0].substr(n.size() + 1));
-            }
-      }
-      image = kImages.count(name) > 0;
-      build = kBuild.count(name) > 0;
-    }
-    if (rel.empty() || !(image || build)) continue;
-    (build ? r.host.kernel_build_trees : r.host.kernel_images).insert(rel);
-    if (build && !r.host.kernel_build_line) r.host.kernel_build_line = r.name + ":" + std::to_string(l.no) + ": " + std::string(t);
+    // yum/dnf section headings ("Installed Packages", dnf5's "Available packages", "Available Upgrades")
+    if (w.size() == 2 && (w[0] == "Installed" || w[0] == "Available")) available = w[0] == "Available";
+    // the boot line ("Linux version REL ...") or uname -a ("Linux HOST REL #N ...")
+    if (w[0] == "Linux" && w.size() >= 4 && !r.host.kernel_release && leading_number(w[2]) >= 0 &&
+        (w[1] == "version" || starts_with(w[3], "#")))
+      r.host.kernel_release = std::string(w[2]);
+    const auto pkg = kernel_package(t, w, available);
+    if (!pkg) continue;
+    (pkg->second ? r.host.kernel_build_trees : r.host.kernel_images).insert(pkg->first);
+    if (pkg->second && !r.host.kernel_build_line)
+      r.host.kernel_build_line = r.name + ":" + std::to_string(l.no) + ": " + std::string(t);
   }
 }
 

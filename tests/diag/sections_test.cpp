@@ -48,27 +48,40 @@ TEST(Sections, KernelPackagesInEveryListing) {
   EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"3.10.0-1127.18.2.el7.x86_64"}));
   ASSERT_TRUE(r.host.kernel_build_line);
   EXPECT_NE(r.host.kernel_build_line->find("out.txt:4: kernel-devel.x86_64"), std::string::npos);
-  // rpm -qa (RHEL 8: kernel-core) with uname -a
-  r = parse("Linux gpu-1 4.18.0-513.el8.x86_64 #1 SMP Wed Oct 25 12:00:00 UTC 2023 x86_64 x86_64 x86_64 GNU/Linux\n"
-            "kernel-core-4.18.0-513.el8.x86_64\nkernel-devel-4.18.0-477.el8.x86_64\nkernel-headers-4.18.0-513.el8.x86_64\n");
-  EXPECT_EQ(*r.host.kernel_release, "4.18.0-513.el8.x86_64");
-  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"4.18.0-513.el8.x86_64"}));
-  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"4.18.0-477.el8.x86_64"}));
-  // dpkg -l: installed (ii) only, the flavoured release from the name; the boot line names the running kernel
-  r = parse("[    0.000000] Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0) #101-Ubuntu SMP\n"
-            "ii  linux-headers-5.15.0-91-generic  5.15.0-91.101  amd64  Linux kernel headers for version 5.15.0 on 64 bit x86 SMP\n"
-            "rc  linux-headers-5.15.0-88-generic  5.15.0-88.98   amd64  Linux kernel headers for version 5.15.0 on 64 bit x86 SMP\n"
-            "ii  linux-image-5.15.0-91-generic    5.15.0-91.101  amd64  Signed kernel image generic\n"
-            "ii  linux-headers-generic            5.15.0.91.88   amd64  Generic Linux kernel headers\n");
-  EXPECT_EQ(*r.host.kernel_release, "5.15.0-91-generic");
-  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"5.15.0-91-generic"}));
-  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"5.15.0-91-generic"}));
-  // apt list --installed
-  r = parse("linux-headers-6.8.0-1019-aws/noble-updates,now 6.8.0-1019.20 amd64 [installed,automatic]\n"
-            "linux-image-6.8.0-1021-aws/noble-updates,now 6.8.0-1021.23 amd64 [installed,automatic]\n"
-            "linux-headers-6.8.0-1021-aws/noble-updates 6.8.0-1021.23 amd64 [upgradable from: 6.8.0-1019.20]\n");
-  EXPECT_EQ(r.host.kernel_build_trees, (std::set<std::string>{"6.8.0-1019-aws"}));
-  EXPECT_EQ(r.host.kernel_images, (std::set<std::string>{"6.8.0-1021-aws"}));
+  // The other listings: the running kernel where the text shows one, the kernels, the headers.
+  struct Listing {
+    const char* what;
+    std::string text;
+    const char* running;
+    std::set<std::string> images, builds;
+  };
+  const Listing listings[] = {
+      {"rpm -qa (RHEL 8: kernel-core) with uname -a",
+       "Linux gpu-1 4.18.0-513.el8.x86_64 #1 SMP Wed Oct 25 12:00:00 UTC 2023 x86_64 x86_64 x86_64 GNU/Linux\n"
+       "kernel-core-4.18.0-513.el8.x86_64\nkernel-devel-4.18.0-477.el8.x86_64\nkernel-headers-4.18.0-513.el8.x86_64\n",
+       "4.18.0-513.el8.x86_64", {"4.18.0-513.el8.x86_64"}, {"4.18.0-477.el8.x86_64"}},
+      {"dpkg -l: installed (ii) only, the flavoured release from the name; the boot line names the running kernel",
+       "[    0.000000] Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0) #101-Ubuntu SMP\n"
+       "ii  linux-headers-5.15.0-91-generic  5.15.0-91.101  amd64  Linux kernel headers for version 5.15.0 on 64 bit x86 SMP\n"
+       "rc  linux-headers-5.15.0-88-generic  5.15.0-88.98   amd64  Linux kernel headers for version 5.15.0 on 64 bit x86 SMP\n"
+       "ii  linux-image-5.15.0-91-generic    5.15.0-91.101  amd64  Signed kernel image generic\n"
+       "ii  linux-headers-generic            5.15.0.91.88   amd64  Generic Linux kernel headers\n",
+       "5.15.0-91-generic", {"5.15.0-91-generic"}, {"5.15.0-91-generic"}},
+      {"apt list --installed",
+       "linux-headers-6.8.0-1019-aws/noble-updates,now 6.8.0-1019.20 amd64 [installed,automatic]\n"
+       "linux-image-6.8.0-1021-aws/noble-updates,now 6.8.0-1021.23 amd64 [installed,automatic]\n"
+       "linux-headers-6.8.0-1021-aws/noble-updates 6.8.0-1021.23 amd64 [upgradable from: 6.8.0-1019.20]\n",
+       nullptr, {"6.8.0-1021-aws"}, {"6.8.0-1019-aws"}},
+  };
+  for (const Listing& l : listings) {
+    r = parse(l.text);
+    if (l.running) {
+      ASSERT_TRUE(r.host.kernel_release) << l.what;
+      EXPECT_EQ(*r.host.kernel_release, l.running) << l.what;
+    }
+    EXPECT_EQ(r.host.kernel_images, l.images) << l.what;
+    EXPECT_EQ(r.host.kernel_build_trees, l.builds) << l.what;
+  }
 }
 
 TEST(Sections, NvidiaSmiTable) {
