@@ -53,6 +53,9 @@ const std::vector<FindingKind>& finding_vocabulary() {
       // restart loop) that no node-level finding of the same logs explains. Info:
       // the node's verdict stays its own, and the log no longer reads as clean.
       {"job.unexplained_failure", "A job failed and these logs show no node-level cause", Severity::kInfo},
+      // Added by issue 13: the kernel's lockup and RCU stall detectors (kernel/watchdog.c,
+      // kernel/rcu/tree_stall.h, kernel/workqueue.c): a CPU that stopped scheduling.
+      {"host.cpu_stall", "A CPU stalled in the kernel (soft or hard lockup, RCU stall)", Severity::kWarn},
   };
   return v;
 }
