@@ -473,6 +473,10 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
   const SpawnResult smi = c.command({"nvidia-smi"}, "cmd/nvidia-smi.txt");
   if (smi.exited_ok()) c.command({"nvidia-smi", "-q"}, "cmd/nvidia-smi-q.txt");
   c.command({"modinfo", "nvidia"}, "cmd/modinfo-nvidia.txt");
+  // The kernels installed and their module build headers, which DKMS builds
+  // the nvidia module against (RPM or dpkg, whichever the node has).
+  c.command({"rpm", "-qa", "kernel*"}, "cmd/rpm-kernel.txt");
+  c.command({"dpkg", "-l", "linux-image-*", "linux-headers-*"}, "cmd/dpkg-kernel.txt");
   // NVSwitch systems need Fabric Manager running, at the driver's version.
   c.command({"systemctl", "show", "nvidia-fabricmanager", "--property=Id,LoadState,ActiveState,SubState,Result"},
             "cmd/fabricmanager-state.txt");

@@ -90,7 +90,9 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
   // runs (uname -r, else the only kernel the listing shows): DKMS cannot
   // build the nvidia module for it. A warning: a driver whose module was
   // built already, or a precompiled one, keeps working until the next build.
-  if (!h.kernel_build_trees.empty()) {
+  // Not judged where a PCI scan found no NVIDIA GPU (a live node or bundle
+  // without GPUs has no module to build); a pasted listing has no scan.
+  if (!h.kernel_build_trees.empty() && !(h.gpus_on_pci && *h.gpus_on_pci == 0)) {
     std::optional<std::string> target = h.kernel_release;
     if (!target && h.kernel_images.size() == 1) target = *h.kernel_images.begin();
     if (target && !h.kernel_build_trees.count(*target)) {

@@ -299,6 +299,58 @@ TEST(Collector, LiveDiagnosisOnAFixtureNode) {
   for (const auto& c : node.runner.ran) EXPECT_EQ(c.find("sh -c"), std::string::npos) << c;
 }
 
+// The package manager's list of kernels: module build headers only for a
+// kernel the node does not run is named live and from the bundle alike, from
+// rpm or dpkg (whichever answers); with no NVIDIA GPU on the bus it is not judged.
+TEST(Collector, HeadersForAnotherKernelAreOneVerdictLiveAndFromTheBundle) {
+  for (const bool rpm : {true, false}) {
+    SCOPED_TRACE(rpm ? "rpm" : "dpkg");
+    FixtureNode node;
+    if (rpm) {
+      node.runner.commands["rpm"] = {"kernel-core-4.18.0-513.el8.x86_64\nkernel-4.18.0-513.el8.x86_64\n"
+                                     "kernel-devel-4.18.0-477.el8.x86_64\nkernel-headers-4.18.0-513.el8.x86_64\n", 0};
+    } else {
+      write_file(node.root.path() + "/proc/sys/kernel/osrelease", "5.10.0-30-amd64\n");
+      node.runner.commands["dpkg"] = {
+          "Desired=Unknown/Install/Remove/Purge/Hold\n"
+          "| Status=Not/Inst/Conf-files/Unpacked/halF-conf/Half-inst/trig-aWait/Trig-pend\n"
+          "|/ Err?=(none)/Reinst-required (Status,Err: uppercase=bad)\n"
+          "||/ Name                         Version      Architecture Description\n"
+          "+++-============================-============-============-=================================\n"
+          "ii  linux-headers-5.10.0-28-amd64 5.10.209-2   amd64        Header files for Linux 5.10.0-28-amd64\n"
+          "ii  linux-image-5.10.0-30-amd64  5.10.218-1   amd64        Linux 5.10 for 64-bit PCs (signed)\n", 0};
+    }
+    // A module built for the running kernel is on disk (else module_missing is the finding of the id).
+    const std::string running = rpm ? "4.18.0-513.el8.x86_64" : "5.10.0-30-amd64";
+    node.runner.commands["modinfo"] = {"filename:       /lib/modules/" + running + "/updates/dkms/nvidia.ko\n"
+                                       "version:        535.54.03\nvermagic:       " + running +
+                                           " SMP mod_unload modversions\n", 0};
+    DiagInputs in = node.inputs();
+    in.live = true;
+    Report live;
+    diagnose(live, in);
+    const Finding* headers = nullptr;
+    for (const auto& f : live.findings)
+      if (f.facts.value("cause", "") == "headers_missing") headers = &f;
+    ASSERT_NE(headers, nullptr) << findings_json(live);
+    EXPECT_EQ(headers->severity, Severity::kWarn);
+    EXPECT_EQ(headers->facts.value("running_kernel", ""), running);
+    TempDir work;
+    collect_bundle(node, work);
+    DiagInputs bin;
+    bin.bundle = work.file("bundle.tar.gz");
+    bin.tmp_dir = work.path();
+    Report from_bundle;
+    diagnose(from_bundle, bin);
+    EXPECT_EQ(findings_json(from_bundle), findings_json(live));
+    // The same node without its GPU: nothing to build a module for.
+    fs::remove_all(node.root.path() + "/sys/bus/pci/devices/0000:00:1e.0");
+    Report no_gpu;
+    diagnose(no_gpu, in);
+    for (const auto& f : no_gpu.findings) EXPECT_NE(f.facts.value("cause", ""), "headers_missing") << findings_json(no_gpu);
+  }
+}
+
 TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
   FixtureNode node;
   DiagInputs in = node.inputs();

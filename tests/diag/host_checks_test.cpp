@@ -53,6 +53,10 @@ TEST(HostChecks, ModuleBuildHeadersForAnotherKernel) {
   EXPECT_EQ(f->facts.value("cause", ""), "headers_missing");
   EXPECT_EQ(f->severity, Severity::kWarn);
   EXPECT_NE(f->title.find("3.10.0-957.el7.x86_64"), std::string::npos) << f->title;
+  h.gpus_on_pci = 0;  // a PCI scan that found no NVIDIA GPU: no module to build
+  EXPECT_EQ(get(check(h), "gpu.driver_kernel_mismatch"), nullptr);
+  h.gpus_on_pci = 2;
+  EXPECT_NE(get(check(h), "gpu.driver_kernel_mismatch"), nullptr);
   h.kernel_release = "3.10.0-1127.18.2.el7.x86_64";  // the running kernel has its headers
   EXPECT_TRUE(check(h).empty());
 }
