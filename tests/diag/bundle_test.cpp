@@ -149,7 +149,27 @@ struct FixtureNode {
     in.tmp_dir = root.path();
     return in;
   }
+  // `nodeprobe diag` on this node, live.
+  Report diagnose_live(DiagOutcome* outcome = nullptr) {
+    DiagInputs in = inputs();
+    in.live = true;
+    Report r;
+    const DiagOutcome out = diagnose(r, in);
+    if (outcome) *outcome = out;
+    return r;
+  }
 };
+
+// `nodeprobe diag --bundle BUNDLE` (a tar.gz or its directory), unpacking into work.
+Report diagnose_bundle(const std::string& bundle, const TempDir& work, DiagOutcome* outcome = nullptr) {
+  DiagInputs in;
+  in.bundle = bundle;
+  in.tmp_dir = work.path();
+  Report r;
+  const DiagOutcome out = diagnose(r, in);
+  if (outcome) *outcome = out;
+  return r;
+}
 
 std::string findings_json(const Report& r) {
   Json j = r.findings;
@@ -228,10 +248,7 @@ TEST(Collector, AcsRedirectOnASwitchIsOneVerdictLiveAndFromTheBundle) {
   for (const int ctl : {0x001d, 0x0001}) {
     FixtureNode node;
     add_pcie_switch(node.root.path(), ctl, pcie_config(0x001f));
-    DiagInputs in = node.inputs();
-    in.live = true;
-    Report live;
-    diagnose(live, in);
+    const Report live = node.diagnose_live();
     const Finding* acs = nullptr;
     for (const auto& f : live.findings)
       if (f.id == "gpu.pcie_degraded" && f.facts.value("cause", "") == "acs_redirect") acs = &f;
@@ -253,12 +270,7 @@ TEST(Collector, AcsRedirectOnASwitchIsOneVerdictLiveAndFromTheBundle) {
     EXPECT_NE(facts.find("pci_acs: 0000:02:08.0 0000:03:00.0 001d switch_port"), std::string::npos) << facts;
     EXPECT_EQ(facts.find("pci_acs: 0000:01:00.0"), std::string::npos) << "the upstream port has no ACS";
     EXPECT_NE(facts.find("gpu_iommu: 0000:04:00.0 DMA-FQ"), std::string::npos) << facts;
-    DiagInputs bin;
-    bin.bundle = work.file("bundle.tar.gz");
-    bin.tmp_dir = work.path();
-    Report from_bundle;
-    diagnose(from_bundle, bin);
-    EXPECT_EQ(findings_json(from_bundle), findings_json(live));
+    EXPECT_EQ(findings_json(diagnose_bundle(work.file("bundle.tar.gz"), work)), findings_json(live));
   }
   FixtureNode node;
   add_pcie_switch(node.root.path(), 0x001d, std::string(64, '\0'));
@@ -272,10 +284,8 @@ TEST(Collector, AcsRedirectOnASwitchIsOneVerdictLiveAndFromTheBundle) {
 
 TEST(Collector, LiveDiagnosisOnAFixtureNode) {
   FixtureNode node;
-  DiagInputs in = node.inputs();
-  in.live = true;
-  Report rep;
-  const DiagOutcome out = diagnose(rep, in);
+  DiagOutcome out;
+  const Report rep = node.diagnose_live(&out);
   EXPECT_TRUE(out.input_errors.empty());
   std::map<std::string, const Finding*> by;
   for (const auto& f : rep.findings) by[f.id] = &f;
@@ -325,10 +335,7 @@ TEST(Collector, HeadersForAnotherKernelAreOneVerdictLiveAndFromTheBundle) {
     node.runner.commands["modinfo"] = {"filename:       /lib/modules/" + running + "/updates/dkms/nvidia.ko\n"
                                        "version:        535.54.03\nvermagic:       " + running +
                                            " SMP mod_unload modversions\n", 0};
-    DiagInputs in = node.inputs();
-    in.live = true;
-    Report live;
-    diagnose(live, in);
+    const Report live = node.diagnose_live();
     const Finding* headers = nullptr;
     for (const auto& f : live.findings)
       if (f.facts.value("cause", "") == "headers_missing") headers = &f;
@@ -337,26 +344,17 @@ TEST(Collector, HeadersForAnotherKernelAreOneVerdictLiveAndFromTheBundle) {
     EXPECT_EQ(headers->facts.value("running_kernel", ""), running);
     TempDir work;
     collect_bundle(node, work);
-    DiagInputs bin;
-    bin.bundle = work.file("bundle.tar.gz");
-    bin.tmp_dir = work.path();
-    Report from_bundle;
-    diagnose(from_bundle, bin);
-    EXPECT_EQ(findings_json(from_bundle), findings_json(live));
+    EXPECT_EQ(findings_json(diagnose_bundle(work.file("bundle.tar.gz"), work)), findings_json(live));
     // The same node without its GPU: nothing to build a module for.
     fs::remove_all(node.root.path() + "/sys/bus/pci/devices/0000:00:1e.0");
-    Report no_gpu;
-    diagnose(no_gpu, in);
+    const Report no_gpu = node.diagnose_live();
     for (const auto& f : no_gpu.findings) EXPECT_NE(f.facts.value("cause", ""), "headers_missing") << findings_json(no_gpu);
   }
 }
 
 TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
   FixtureNode node;
-  DiagInputs in = node.inputs();
-  in.live = true;
-  Report live;
-  diagnose(live, in);
+  const Report live = node.diagnose_live();
 
   TempDir work;
   collect_bundle(node, work);
@@ -372,11 +370,8 @@ TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
   EXPECT_EQ(env.find("HOME"), std::string::npos);
 
   for (const std::string& bundle : {work.file("bundle.tar.gz"), work.file("c")}) {
-    DiagInputs bin;
-    bin.bundle = bundle;
-    bin.tmp_dir = work.path();
-    Report from_bundle;
-    const DiagOutcome out = diagnose(from_bundle, bin);
+    DiagOutcome out;
+    const Report from_bundle = diagnose_bundle(bundle, work, &out);
     EXPECT_TRUE(out.input_errors.empty()) << out.input_errors.front();
     EXPECT_EQ(findings_json(from_bundle), findings_json(live)) << bundle;
   }
@@ -428,11 +423,8 @@ TEST(Collector, TruncatedBundleIsAnInputErrorWithAPartialDiagnosis) {
   collect_bundle(node, work, "b.tar.gz", "");
   const std::string full = read_file(work.file("b.tar.gz"));
   write_file(work.file("cut.tar.gz"), full.substr(0, full.size() * 2 / 3));
-  DiagInputs in;
-  in.bundle = work.file("cut.tar.gz");
-  in.tmp_dir = work.path();
-  Report rep;
-  const DiagOutcome out = diagnose(rep, in);
+  DiagOutcome out;
+  const Report rep = diagnose_bundle(work.file("cut.tar.gz"), work, &out);
   ASSERT_FALSE(out.input_errors.empty());
   EXPECT_EQ(rep.probes.back().status, Status::kError);
   EXPECT_FALSE(rep.probes.back().reason.empty());
