@@ -56,6 +56,9 @@ const std::vector<FindingKind>& finding_vocabulary() {
       // Added by issue 13: the kernel's lockup and RCU stall detectors (kernel/watchdog.c,
       // kernel/rcu/tree_stall.h, kernel/workqueue.c): a CPU that stopped scheduling.
       {"host.cpu_stall", "A CPU stalled in the kernel (soft or hard lockup, RCU stall)", Severity::kWarn},
+      // Added by issue 13: host memory and CPU hardware errors through the machine-check
+      // architecture (drivers/edac, arch/x86/kernel/cpu/mce, mm/memory-failure.c, APEI GHES).
+      {"host.machine_check", "Host memory or CPU reported hardware errors (machine check, EDAC)", Severity::kWarn},
   };
   return v;
 }
