@@ -464,8 +464,14 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
     auto already_named = [&](std::size_t ri) {
       const Rule& rule = rules_.rules()[ri];
       if (r.fired.count(rule.key)) return true;
-      return !rule.finding.empty() && std::any_of(r.findings.all().begin(), r.findings.all().end(),
-                                                  [&](const auto& f) { return f.first.id == rule.finding; });
+      if (rule.finding.empty()) return false;
+      const auto names = [&](const FindingSet& set) {
+        return std::any_of(set.all().begin(), set.all().end(),
+                           [&](const auto& f) { return f.first.id == rule.finding; });
+      };
+      // Findings that wait on their context (needs, explained_by) count too.
+      return names(r.findings) ||
+             std::any_of(r.pending.begin(), r.pending.end(), [&](const auto& p) { return names(p.second); });
     };
     for (std::size_t k = 0; k < runs.size(); ++k) {
       const WrapRun& run = runs[k];
