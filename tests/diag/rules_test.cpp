@@ -951,5 +951,65 @@ TEST(Rules, FleetHealthCheckerVerdictsKeepTheFindingsSeverities) {
   EXPECT_EQ(ib.get("nccl.network_config")->facts.value("cause", std::string()), "ib_port_down");
 }
 
+
+TEST(Rules, HostMachineChecksAreNamedByWhatTheDecodedLinesSay) {
+  const auto cause_of = [](const Result& r) {
+    const auto* f = r.get("host.machine_check");
+    return f ? f->facts.value("cause", std::string()) : std::string("(none)");
+  };
+  // The bare MCE notice is a machine check to decode ...
+  const Result bare = analyze("[ 9.1] mce: [Hardware Error]: Machine check events logged\n");
+  EXPECT_EQ(cause_of(bare), "machine_check") << bare.ids();
+  EXPECT_EQ(bare.get("host.machine_check")->severity, Severity::kWarn);
+  // ... and says nothing where EDAC decoded it: corrected DRAM errors.
+  const Result ce = analyze("[ 9.1] mce: [Hardware Error]: Machine check events logged\n"
+                            "[ 9.1] EDAC MC0: 4 CE error on CPU#0Channel#2_DIMM#0 (channel:2 slot:0 page:0x0)\n");
+  EXPECT_EQ(cause_of(ce), "memory_corrected") << ce.ids();
+  EXPECT_EQ(ce.get("host.machine_check")->severity, Severity::kWarn);
+  EXPECT_EQ(ce.get("host.machine_check")->facts.value("dimm", std::string()), "CPU#0Channel#2_DIMM#0");
+  // A zero count is not an error.
+  EXPECT_EQ(analyze("EDAC MC0: 0 CE memory read error on CPU_SrcID#0_MC#0_Chan#0_DIMM#0\n").get("host.machine_check"),
+            nullptr);
+  // A firmware-first memory record takes the record's own severity.
+  const std::string ghes = "{1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 1\n"
+                           "{1}[Hardware Error]: event severity: SEV\n"
+                           "{1}[Hardware Error]:  section_type: memory error\n";
+  const auto with = [&](const std::string& sev) {
+    std::string s = ghes;
+    s.replace(s.find("SEV"), 3, sev);
+    return analyze(s);
+  };
+  const Result corrected = with("corrected"), fatal = with("fatal");
+  EXPECT_EQ(cause_of(corrected), "memory_corrected") << corrected.ids();
+  EXPECT_EQ(corrected.get("host.machine_check")->severity, Severity::kWarn);
+  EXPECT_EQ(cause_of(fatal), "memory_uncorrected") << fatal.ids();
+  EXPECT_EQ(fatal.get("host.machine_check")->severity, Severity::kError);
+  // A process the kernel killed for a poisoned page died of that, not of /dev/shm.
+  const Result sigbus = analyze(
+      "[ 12.3] Memory failure: 0x2f88000: Sending SIGBUS to python:48211 due to hardware memory corruption\n"
+      "Bus error (core dumped)\n");
+  EXPECT_EQ(cause_of(sigbus), "memory_uncorrected") << sigbus.ids();
+  EXPECT_EQ(sigbus.get("limits.shm"), nullptr) << sigbus.ids();
+  EXPECT_NE(analyze("Bus error (core dumped)\n").get("limits.shm"), nullptr);
+}
+
+TEST(Rules, AnOomAProgramProbesForOnPurposeIsInfoAndItsFinalOneIsNot) {
+  const std::string probe =
+      "DEEPMD INFO    Adjust batch size from 1024 to 2048\n"
+      "2023-01-09 18:26:14.728019: W tensorflow/core/common_runtime/bfc_allocator.cc:479] Allocator (GPU_0_bfc) ran out "
+      "of memory trying to allocate 600.00MiB (rounded to 629145600)requested by op MatMul\n";
+  const Result handled = analyze(probe);
+  ASSERT_NE(handled.get("gpu.oom"), nullptr) << handled.ids();
+  EXPECT_EQ(handled.get("gpu.oom")->severity, Severity::kInfo) << handled.ids();
+  const Result real = analyze(probe + "deepmd.utils.errors.OutOfMemoryError: The callable still throws an out-of-memory "
+                                      "(OOM) error even when batch size is 1!\n");
+  ASSERT_NE(real.get("gpu.oom"), nullptr) << real.ids();
+  EXPECT_EQ(real.get("gpu.oom")->severity, Severity::kWarn) << real.ids();
+  // Without the probe the allocator's line is the OOM it always was.
+  const Result plain = analyze(probe.substr(probe.find('\n') + 1));
+  ASSERT_NE(plain.get("gpu.oom"), nullptr) << plain.ids();
+  EXPECT_EQ(plain.get("gpu.oom")->severity, Severity::kWarn) << plain.ids();
+}
+
 }  // namespace
 }  // namespace nodeprobe::diag
