@@ -324,6 +324,33 @@ std::string acs_facts(const FsRoot& fs, const std::vector<std::string>& gpus) {
   return out;
 }
 
+std::string edac_facts(const FsRoot& fs) {
+  const std::string base = "/sys/devices/system/edac/mc";
+  std::string out;
+  auto count = [&](const std::string& f) { return fs.read_line(f).value_or("0"); };
+  std::vector<std::string> mcs = fs.list_dir(base);
+  std::sort(mcs.begin(), mcs.end());
+  for (const auto& mc : mcs) {
+    if (mc.rfind("mc", 0) != 0) continue;
+    const std::string dir = base + "/" + mc + "/";
+    if (!fs.read_line(dir + "ce_count")) continue;
+    out += "edac: " + mc + " - ce=" + count(dir + "ce_count") + " ue=" + count(dir + "ue_count") + "\n";
+    // DIMMs (dimmN) or, on drivers that count per rank, rankN.
+    std::vector<std::string> dimms = fs.list_dir(dir);
+    std::sort(dimms.begin(), dimms.end());
+    for (const auto& d : dimms) {
+      if (d.rfind("dimm", 0) != 0 && d.rfind("rank", 0) != 0) continue;
+      const std::string dd = dir + d + "/";
+      if (!fs.read_line(dd + "dimm_ce_count")) continue;
+      std::string label = fs.read_line(dd + "dimm_label").value_or("");
+      std::replace(label.begin(), label.end(), '\n', ' ');
+      out += "edac: " + mc + " " + d + " ce=" + count(dd + "dimm_ce_count") + " ue=" + count(dd + "dimm_ue_count") +
+             (label.empty() ? "" : " label=" + label) + "\n";
+    }
+  }
+  return out;
+}
+
 SpawnResult ProcessRunner::run(const std::vector<std::string>& argv, double timeout_s, const std::string& out_path) {
   SpawnOptions o;
   o.argv = argv;
@@ -512,6 +539,9 @@ Manifest collect_artifacts(const CollectOptions& opt, const std::string& dir) {
     if (auto type = fs.read_line("/sys/bus/pci/devices/" + gpu + "/iommu_group/type"))
       facts += "gpu_iommu: " + gpu + " " + *type + "\n";
   if (nvidia_pci) c.command({"lspci", "-d", "10de:", "-vv"}, "cmd/lspci-nvidia.txt");
+  // Host memory errors EDAC counted since boot, per controller and per DIMM
+  // (readable without root; absent without an EDAC driver, as on most VMs).
+  facts += edac_facts(fs);
   // Library and toolkit versions from file names.
   for (const char* libdir : {"/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib"}) {
     for (const auto& f : fs.list_dir(libdir))

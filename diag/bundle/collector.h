@@ -65,6 +65,12 @@ std::optional<std::uint16_t> acs_control(const std::string& config);
 /// extended config space cannot be read.
 std::string acs_facts(const FsRoot& fs, const std::vector<std::string>& gpus);
 
+/// The "edac:" fact lines of /sys/devices/system/edac/mc: each memory
+/// controller's corrected/uncorrected counts since boot ("edac: mc0 - ce=12
+/// ue=0") and each DIMM's ("edac: mc0 dimm3 ce=12 ue=0 label=..."); "" when
+/// no EDAC driver is loaded.
+std::string edac_facts(const FsRoot& fs);
+
 Json manifest_to_json(const Manifest& m);
 /// Throws std::runtime_error with a one-line reason on a malformed manifest.
 Manifest manifest_from_json(const Json& j);

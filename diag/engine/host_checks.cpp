@@ -198,6 +198,46 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
            {"pci", translated[0]}},
           "iommu");
   }
+  // ---- Host memory errors EDAC counted since boot ---------------------------------------------
+  // Uncorrected errors lost data (a process was killed or the kernel
+  // panicked); corrected ones are ECC at work, and a DIMM that keeps logging
+  // them is failing. The counts are the controllers' (they include errors no
+  // DIMM could be named for); the DIMM with the most errors is named.
+  if (!h.edac.empty()) {
+    long ce = 0, ue = 0, dimm_ce = 0, dimm_ue = 0;
+    bool controllers = false;
+    const EdacCount* most_ce = nullptr;
+    const EdacCount* most_ue = nullptr;
+    for (const auto& e : h.edac) {
+      if (e.dimm.empty()) {
+        controllers = true;
+        ce += e.ce;
+        ue += e.ue;
+        continue;
+      }
+      dimm_ce += e.ce;
+      dimm_ue += e.ue;
+      if (e.ce > 0 && (!most_ce || e.ce > most_ce->ce)) most_ce = &e;
+      if (e.ue > 0 && (!most_ue || e.ue > most_ue->ue)) most_ue = &e;
+    }
+    if (!controllers) ce = dimm_ce, ue = dimm_ue;
+    const auto report = [&](bool uncorrected, long n, const EdacCount* d) {
+      Json facts = {{"count", std::to_string(n)}};
+      std::string where;
+      if (d) {
+        const std::string name = d->label.empty() ? d->dimm : d->label;
+        facts["mc"] = d->mc.rfind("mc", 0) == 0 ? d->mc.substr(2) : d->mc;
+        facts["dimm"] = name;
+        where = " (most on " + d->mc + " " + name + ": " + std::to_string(uncorrected ? d->ue : d->ce) + ")";
+      }
+      add(out, "host.machine_check", uncorrected ? "memory_uncorrected" : "memory_corrected", Severity::kUnknown,
+          "EDAC: " + std::to_string(n) + (uncorrected ? " uncorrected" : " corrected") + " memory error(s) since boot" + where +
+              " (/sys/devices/system/edac/mc)",
+          facts);
+    };
+    if (ue > 0) report(true, ue, most_ue);
+    else if (ce > 0) report(false, ce, most_ce);
+  }
   // ---- EFA ------------------------------------------------------------------------------------
   if (ii && ii->efa && h.efa_devices && *h.efa_devices == 0)
     add(out, "efa.missing", "", Severity::kUnknown, instance_type + " has EFA; no EFA device or provider found",

@@ -31,6 +31,7 @@ void HostObs::merge(const HostObs& o) {
   if (gpu_models.empty()) gpu_models = o.gpu_models;
   if (acs_ports.empty()) acs_ports = o.acs_ports;
   if (gpu_iommu.empty()) gpu_iommu = o.gpu_iommu;
+  if (edac.empty()) edac = o.edac;
   fi_providers.insert(o.fi_providers.begin(), o.fi_providers.end());
   // A loaded module seen anywhere wins over "absent" seen elsewhere.
   if (o.driver_loaded && *o.driver_loaded) driver_loaded = true;

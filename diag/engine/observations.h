@@ -31,6 +31,15 @@ struct AcsPort {
   bool switch_port = false;  ///< a PCIe switch's port, not a root port
 };
 
+/// One EDAC memory controller or DIMM (/sys/devices/system/edac/mc): errors
+/// counted since boot.
+struct EdacCount {
+  std::string mc;     ///< "mc0"
+  std::string dimm;   ///< "dimm3" / "rank3", "" for the controller's totals
+  std::string label;  ///< dimm_label ("CPU_SrcID#0_MC#0_Chan#1_DIMM#0"), "" when none
+  long ce = 0, ue = 0;
+};
+
 struct HostObs {
   std::optional<std::string> driver_version;   ///< loaded kernel module (/proc/driver/nvidia/version)
   std::optional<bool> driver_loaded;           ///< false: the version file is known to be absent
@@ -64,6 +73,9 @@ struct HostObs {
   /// The IOMMU domain type of each GPU's group (facts "gpu_iommu:"): "DMA",
   /// "DMA-FQ" (translated), "identity" (passthrough); empty without an IOMMU.
   std::map<std::string, std::string> gpu_iommu;
+  /// EDAC's corrected and uncorrected memory error counts (facts "edac:"):
+  /// per controller and per DIMM; empty when no EDAC driver is loaded.
+  std::vector<EdacCount> edac;
 
   /// Fills facts this one lacks from `o`.
   void merge(const HostObs& o);

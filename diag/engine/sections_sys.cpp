@@ -519,6 +519,20 @@ void node_facts(const std::vector<Line>& lines, SourceResult& r) {
     else if (key == "gpu_iommu") {  // "0000:03:00.0 DMA-FQ"
       const auto w = words(value);
       if (w.size() == 2) r.host.gpu_iommu[std::string(w[0])] = std::string(w[1]);
+    } else if (key == "edac") {  // "mc0 - ce=12 ue=0" or "mc0 dimm3 ce=12 ue=0 label=CPU_SrcID#0_MC#0_Chan#1_DIMM#0"
+      const auto w = words(value);
+      if (w.size() >= 4) {
+        EdacCount e;
+        e.mc = std::string(w[0]);
+        e.dimm = w[1] == "-" ? std::string() : std::string(w[1]);
+        for (std::size_t i = 2; i < w.size(); ++i) {
+          if (starts_with(w[i], "ce=")) e.ce = std::strtol(std::string(w[i].substr(3)).c_str(), nullptr, 10);
+          else if (starts_with(w[i], "ue=")) e.ue = std::strtol(std::string(w[i].substr(3)).c_str(), nullptr, 10);
+        }
+        const std::size_t at = value.find(" label=");
+        if (at != std::string::npos) e.label = value.substr(at + 7);
+        r.host.edac.push_back(std::move(e));
+      }
     } else if (key == "pci_acs") {  // "0000:00:01.0 0000:01:00.0 001d switch_port"
       const auto w = words(value);
       if (w.size() >= 4) {

@@ -352,6 +352,52 @@ TEST(Collector, HeadersForAnotherKernelAreOneVerdictLiveAndFromTheBundle) {
   }
 }
 
+TEST(Collector, EdacMemoryErrorCountsAreOneVerdictLiveAndFromTheBundle) {
+  FixtureNode node;
+  const std::string mc = node.root.path() + "/sys/devices/system/edac/mc/";
+  // A node whose EDAC driver counted nothing says nothing about memory.
+  write_file(mc + "mc0/ce_count", "0\n");
+  write_file(mc + "mc0/ue_count", "0\n");
+  write_file(mc + "mc0/dimm0/dimm_ce_count", "0\n");
+  write_file(mc + "mc0/dimm0/dimm_ue_count", "0\n");
+  write_file(mc + "mc0/dimm0/dimm_label", "CPU_SrcID#0_MC#0_Chan#0_DIMM#0\n");
+  write_file(mc + "mc0/dimm1/dimm_ce_count", "0\n");
+  write_file(mc + "mc0/dimm1/dimm_ue_count", "0\n");
+  write_file(mc + "mc0/dimm1/dimm_label", "CPU_SrcID#0_MC#0_Chan#1_DIMM#0\n");
+  const auto memory = [](const Report& r) -> const Finding* {
+    for (const auto& f : r.findings)
+      if (f.id == "host.machine_check") return &f;
+    return nullptr;
+  };
+  EXPECT_EQ(memory(node.diagnose_live()), nullptr);
+  // Corrected errors on one DIMM: named, warn, with the DIMM.
+  write_file(mc + "mc0/ce_count", "14\n");
+  write_file(mc + "mc0/dimm1/dimm_ce_count", "12\n");
+  write_file(mc + "mc0/dimm0/dimm_ce_count", "2\n");
+  const Report live = node.diagnose_live();
+  const Finding* ce = memory(live);
+  ASSERT_NE(ce, nullptr) << findings_json(live);
+  EXPECT_EQ(ce->facts.value("cause", ""), "memory_corrected");
+  EXPECT_EQ(ce->severity, Severity::kWarn);
+  EXPECT_EQ(ce->facts.value("dimm", ""), "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
+  EXPECT_EQ(ce->facts.value("count", ""), "14");
+  TempDir work;
+  collect_bundle(node, work);
+  EXPECT_EQ(findings_json(diagnose_bundle(work.file("bundle.tar.gz"), work)), findings_json(live));
+  // One uncorrected error outranks them: error, action replace.
+  write_file(mc + "mc0/ue_count", "1\n");
+  write_file(mc + "mc0/dimm0/dimm_ue_count", "1\n");
+  const Report ue_live = node.diagnose_live();
+  const Finding* ue = memory(ue_live);
+  ASSERT_NE(ue, nullptr) << findings_json(ue_live);
+  EXPECT_EQ(ue->facts.value("cause", ""), "memory_uncorrected");
+  EXPECT_EQ(ue->severity, Severity::kError);
+  EXPECT_EQ(ue->facts.value("dimm", ""), "CPU_SrcID#0_MC#0_Chan#0_DIMM#0");
+  TempDir work2;
+  collect_bundle(node, work2);
+  EXPECT_EQ(findings_json(diagnose_bundle(work2.file("bundle.tar.gz"), work2)), findings_json(ue_live));
+}
+
 TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
   FixtureNode node;
   const Report live = node.diagnose_live();
