@@ -358,44 +358,39 @@ TEST(Collector, EdacMemoryErrorCountsAreOneVerdictLiveAndFromTheBundle) {
   // A node whose EDAC driver counted nothing says nothing about memory.
   write_file(mc + "mc0/ce_count", "0\n");
   write_file(mc + "mc0/ue_count", "0\n");
-  write_file(mc + "mc0/dimm0/dimm_ce_count", "0\n");
-  write_file(mc + "mc0/dimm0/dimm_ue_count", "0\n");
-  write_file(mc + "mc0/dimm0/dimm_label", "CPU_SrcID#0_MC#0_Chan#0_DIMM#0\n");
-  write_file(mc + "mc0/dimm1/dimm_ce_count", "0\n");
-  write_file(mc + "mc0/dimm1/dimm_ue_count", "0\n");
-  write_file(mc + "mc0/dimm1/dimm_label", "CPU_SrcID#0_MC#0_Chan#1_DIMM#0\n");
+  for (const char* d : {"0", "1"}) {
+    write_file(mc + "mc0/dimm" + d + "/dimm_ce_count", "0\n");
+    write_file(mc + "mc0/dimm" + d + "/dimm_ue_count", "0\n");
+    write_file(mc + "mc0/dimm" + d + "/dimm_label", std::string("CPU_SrcID#0_MC#0_Chan#") + d + "_DIMM#0\n");
+  }
   const auto memory = [](const Report& r) -> const Finding* {
     for (const auto& f : r.findings)
       if (f.id == "host.machine_check") return &f;
     return nullptr;
   };
   EXPECT_EQ(memory(node.diagnose_live()), nullptr);
-  // Corrected errors on one DIMM: named, warn, with the DIMM.
+  // Live and from a bundle of the same node: the memory finding, with its cause, severity and DIMM.
+  const auto judged = [&](const char* cause, Severity severity, const char* dimm, const char* count) {
+    const Report live = node.diagnose_live();
+    const Finding* f = memory(live);
+    ASSERT_NE(f, nullptr) << findings_json(live);
+    EXPECT_EQ(f->facts.value("cause", ""), cause);
+    EXPECT_EQ(f->severity, severity);
+    EXPECT_EQ(f->facts.value("dimm", ""), dimm);
+    EXPECT_EQ(f->facts.value("count", ""), count);
+    TempDir work;
+    collect_bundle(node, work);
+    EXPECT_EQ(findings_json(diagnose_bundle(work.file("bundle.tar.gz"), work)), findings_json(live));
+  };
+  // Corrected errors on one DIMM: named, warn, with the DIMM that has the most.
   write_file(mc + "mc0/ce_count", "14\n");
   write_file(mc + "mc0/dimm1/dimm_ce_count", "12\n");
   write_file(mc + "mc0/dimm0/dimm_ce_count", "2\n");
-  const Report live = node.diagnose_live();
-  const Finding* ce = memory(live);
-  ASSERT_NE(ce, nullptr) << findings_json(live);
-  EXPECT_EQ(ce->facts.value("cause", ""), "memory_corrected");
-  EXPECT_EQ(ce->severity, Severity::kWarn);
-  EXPECT_EQ(ce->facts.value("dimm", ""), "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
-  EXPECT_EQ(ce->facts.value("count", ""), "14");
-  TempDir work;
-  collect_bundle(node, work);
-  EXPECT_EQ(findings_json(diagnose_bundle(work.file("bundle.tar.gz"), work)), findings_json(live));
+  judged("memory_corrected", Severity::kWarn, "CPU_SrcID#0_MC#0_Chan#1_DIMM#0", "14");
   // One uncorrected error outranks them: error, action replace.
   write_file(mc + "mc0/ue_count", "1\n");
   write_file(mc + "mc0/dimm0/dimm_ue_count", "1\n");
-  const Report ue_live = node.diagnose_live();
-  const Finding* ue = memory(ue_live);
-  ASSERT_NE(ue, nullptr) << findings_json(ue_live);
-  EXPECT_EQ(ue->facts.value("cause", ""), "memory_uncorrected");
-  EXPECT_EQ(ue->severity, Severity::kError);
-  EXPECT_EQ(ue->facts.value("dimm", ""), "CPU_SrcID#0_MC#0_Chan#0_DIMM#0");
-  TempDir work2;
-  collect_bundle(node, work2);
-  EXPECT_EQ(findings_json(diagnose_bundle(work2.file("bundle.tar.gz"), work2)), findings_json(ue_live));
+  judged("memory_uncorrected", Severity::kError, "CPU_SrcID#0_MC#0_Chan#0_DIMM#0", "1");
 }
 
 TEST(Collector, BundleGivesTheFindingsOfTheLiveDiagnosisAndHoldsNoSecrets) {
