@@ -326,26 +326,32 @@ std::string acs_facts(const FsRoot& fs, const std::vector<std::string>& gpus) {
 
 std::string edac_facts(const FsRoot& fs) {
   const std::string base = "/sys/devices/system/edac/mc";
+  // "ce=N ue=N" from the two counters of one directory; nullopt where the
+  // corrected counter is absent (not a controller or DIMM).
+  const auto counts = [&](const std::string& ce_file, const std::string& ue_file) -> std::optional<std::string> {
+    const auto ce = fs.read_int(ce_file);
+    if (!ce) return std::nullopt;
+    return "ce=" + std::to_string(*ce) + " ue=" + std::to_string(fs.read_int(ue_file).value_or(0));
+  };
   std::string out;
-  auto count = [&](const std::string& f) { return fs.read_line(f).value_or("0"); };
   std::vector<std::string> mcs = fs.list_dir(base);
   std::sort(mcs.begin(), mcs.end());
   for (const auto& mc : mcs) {
     if (mc.rfind("mc", 0) != 0) continue;
     const std::string dir = base + "/" + mc + "/";
-    if (!fs.read_line(dir + "ce_count")) continue;
-    out += "edac: " + mc + " - ce=" + count(dir + "ce_count") + " ue=" + count(dir + "ue_count") + "\n";
+    const auto mc_counts = counts(dir + "ce_count", dir + "ue_count");
+    if (!mc_counts) continue;
+    out += "edac: " + mc + " - " + *mc_counts + "\n";
     // DIMMs (dimmN) or, on drivers that count per rank, rankN.
     std::vector<std::string> dimms = fs.list_dir(dir);
     std::sort(dimms.begin(), dimms.end());
     for (const auto& d : dimms) {
       if (d.rfind("dimm", 0) != 0 && d.rfind("rank", 0) != 0) continue;
       const std::string dd = dir + d + "/";
-      if (!fs.read_line(dd + "dimm_ce_count")) continue;
-      std::string label = fs.read_line(dd + "dimm_label").value_or("");
-      std::replace(label.begin(), label.end(), '\n', ' ');
-      out += "edac: " + mc + " " + d + " ce=" + count(dd + "dimm_ce_count") + " ue=" + count(dd + "dimm_ue_count") +
-             (label.empty() ? "" : " label=" + label) + "\n";
+      const auto dimm_counts = counts(dd + "dimm_ce_count", dd + "dimm_ue_count");
+      if (!dimm_counts) continue;
+      const std::string label = fs.read_line(dd + "dimm_label").value_or("");
+      out += "edac: " + mc + " " + d + " " + *dimm_counts + (label.empty() ? "" : " label=" + label) + "\n";
     }
   }
   return out;

@@ -204,7 +204,7 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
   // them is failing. The counts are the controllers' (they include errors no
   // DIMM could be named for); the DIMM with the most errors is named.
   if (!h.edac.empty()) {
-    long ce = 0, ue = 0, dimm_ce = 0, dimm_ue = 0;
+    long long ce = 0, ue = 0, dimm_ce = 0, dimm_ue = 0;
     bool controllers = false;
     const EdacCount* most_ce = nullptr;
     const EdacCount* most_ue = nullptr;
@@ -221,7 +221,7 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
       if (e.ue > 0 && (!most_ue || e.ue > most_ue->ue)) most_ue = &e;
     }
     if (!controllers) ce = dimm_ce, ue = dimm_ue;
-    const auto report = [&](bool uncorrected, long n, const EdacCount* d) {
+    const auto report = [&](bool uncorrected, long long n, const EdacCount* d) {
       Json facts = {{"count", std::to_string(n)}};
       std::string where;
       if (d) {

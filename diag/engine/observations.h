@@ -37,7 +37,7 @@ struct EdacCount {
   std::string mc;     ///< "mc0"
   std::string dimm;   ///< "dimm3" / "rank3", "" for the controller's totals
   std::string label;  ///< dimm_label ("CPU_SrcID#0_MC#0_Chan#1_DIMM#0"), "" when none
-  long ce = 0, ue = 0;
+  long long ce = 0, ue = 0;
 };
 
 struct HostObs {

@@ -526,8 +526,8 @@ void node_facts(const std::vector<Line>& lines, SourceResult& r) {
         e.mc = std::string(w[0]);
         e.dimm = w[1] == "-" ? std::string() : std::string(w[1]);
         for (std::size_t i = 2; i < w.size(); ++i) {
-          if (starts_with(w[i], "ce=")) e.ce = std::strtol(std::string(w[i].substr(3)).c_str(), nullptr, 10);
-          else if (starts_with(w[i], "ue=")) e.ue = std::strtol(std::string(w[i].substr(3)).c_str(), nullptr, 10);
+          if (starts_with(w[i], "ce=")) e.ce = std::max(0LL, leading_number(w[i].substr(3)));
+          else if (starts_with(w[i], "ue=")) e.ue = std::max(0LL, leading_number(w[i].substr(3)));
         }
         const std::size_t at = value.find(" label=");
         if (at != std::string::npos) e.label = value.substr(at + 7);
