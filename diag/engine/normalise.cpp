@@ -117,7 +117,12 @@ std::string record_message_field(const Json& j) {
 // logrus, slog: gpud, dcgm-exporter, the GPU Operator) keep the failure's
 // text apart from the message ({"msg":"device memory info failed",
 // "error":"GPU is lost"}), as logfmt prints it: msg error="...".
-std::string record_message(const Json& j) {
+//
+// An event's own message can sit in an object under the record (a node
+// problem detector's "msg":"NPD caught event: %v" with the Xid line in
+// "details":{"message":...}): the message of each object field, two levels
+// down, follows as a line of its own.
+std::string record_message(const Json& j, int depth = 0) {
   std::string m = record_message_field(j);
   if (m.empty()) return m;
   for (const char* k : {"error", "err"}) {
@@ -126,6 +131,12 @@ std::string record_message(const Json& j) {
     if (!e.empty() && m.find(e) == std::string::npos) m += " error=\"" + e + "\"";
     break;
   }
+  if (depth < 2)
+    for (const auto& [key, v] : j.items()) {
+      if (!v.is_object()) continue;
+      const std::string n = record_message(v, depth + 1);
+      if (!n.empty() && m.find(n) == std::string::npos) m += "\n" + n;
+    }
   return m;
 }
 

@@ -278,6 +278,24 @@ TEST(Normalise, AStructuredRecordsErrorFieldIsReadWithItsMessage) {
   EXPECT_EQ(unwrap(R"({"msg":"open failed: EIO","error":"EIO"})")[0], "open failed: EIO");
 }
 
+TEST(Normalise, AnEventsMessageInsideANestedObjectIsReadToo) {
+  // A node problem detector logs a format string as its message and the
+  // event, with the kernel's Xid line, in an object under the record
+  // (SageMaker HyperPod's health-monitoring agent): both are lines to match.
+  const char* line =
+      R"(2024-08-21T11:35:35.532-07:00 {"level":"info","ts":"2024-08-21T18:35:35Z","msg":"NPD caught event: %v","details: ":{"severity":"warn","reason":"XidHardwareFailure","message":"Node condition NvidiaErrorReboot is now: True, reason: XidHardwareFailure, message: \"NVRM: Xid (PCI:0000:b9:00): 79, pid=<unknown>, name=<unknown>, GPU has fallen off the bus.\""}})";
+  const std::vector<std::string> pieces = unwrap(line);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0], "NPD caught event: %v");
+  EXPECT_NE(pieces[1].find("NVRM: Xid (PCI:0000:b9:00): 79"), std::string::npos) << pieces[1];
+  const SourceResult r = run(std::string(line) + "\n");
+  const Accum* xid = find(r, "gpu.xid");
+  ASSERT_NE(xid, nullptr) << ids(r);
+  EXPECT_EQ(xid->facts.value("code", std::string()), "79");
+  // A nested object that repeats the message adds nothing.
+  EXPECT_EQ(unwrap(R"({"msg":"GPU is lost","event":{"msg":"GPU is lost"}})").size(), 1u);
+}
+
 TEST(Normalise, TypographicQuotesAndNoBreakSpacesAreReadAsAscii) {
   // A forum editor's curly quotes ("couldn\xE2\x80\x98t" as a corpus sample
   // has it), a prime for an apostrophe, and &nbsp; copied as U+00A0.

@@ -847,6 +847,34 @@ TEST(Rules, DcgmSingleBitEccIsAWarningNotUncorrectable) {
   EXPECT_EQ(r.get("gpu.ecc")->facts.value("cause", std::string()), "correctable_rate");
 }
 
+TEST(Rules, AGraphicsApiLosingTheGpuIsAWarningAndAnXidNamesItInstead) {
+  // VK_ERROR_DEVICE_LOST (-4) as ncnn prints a failed call, Vulkan-Hpp's exception,
+  // and Direct3D's removed device: the GPU faulted or hung; warn, restart the job.
+  for (const char* line : {"vkQueueSubmit failed -4\n", "vk::Queue::submit: ErrorDeviceLost\n",
+                           "Unreal Engine is exiting due to D3D device being lost. (Error: 0x887A0006 - 'HUNG')\n"}) {
+    const Result r = analyze(line);
+    ASSERT_NE(r.get("gpu.xid"), nullptr) << line << r.ids();
+    EXPECT_EQ(r.get("gpu.xid")->severity, Severity::kWarn) << line;
+    EXPECT_EQ(r.get("gpu.xid")->facts.value("cause", std::string()), "device_lost") << line;
+  }
+  // Other Vulkan results are not a lost device.
+  EXPECT_EQ(analyze("vkQueueSubmit failed -3\n").get("gpu.xid"), nullptr);
+  // The kernel's Xid at the same time is the finding that names the fault.
+  const Result both = analyze(
+      "[ 812.1] NVRM: Xid (PCI:0000:01:00): 79, pid=1234, name=realesrgan, GPU has fallen off the bus.\n"
+      "vkWaitForFences failed -4\n");
+  ASSERT_NE(both.get("gpu.xid"), nullptr) << both.ids();
+  EXPECT_EQ(both.get("gpu.xid")->facts.value("code", std::string()), "79") << both.ids();
+}
+
+TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
+  const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
+  ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
+  EXPECT_EQ(r.get("gpu.xid")->facts.value("cause", std::string()), "kernel_timeout");
+  EXPECT_EQ(r.get("gpu.xid")->severity, Severity::kWarn);
+  EXPECT_EQ(analyze("  Run time limit on kernels:                     Yes\n").get("gpu.xid"), nullptr);
+}
+
 TEST(LookAlikes, HealthyFrameworkAndDriverStartupStaysQuiet) {
   // What a healthy GPU host prints while TensorFlow, JAX, ONNX Runtime, numba, apptainer --nv,
   // nvidia-persistenced, the installer and the kernel's lockdown start up (round fifteen).
