@@ -447,7 +447,8 @@ std::size_t entity_at(std::string_view s, std::size_t i, char* out) {
 // rendered web page, a forum editor, a word processor or a chat client
 // carries curly quotes where the program printed ' and " (U+2018 in
 // "couldn't", U+201C and U+201D around a name), primes and the acute
-// accent for apostrophes, and U+00A0 where the page had &nbsp;.
+// accent for apostrophes, U+00A0 where the page had &nbsp;, and the
+// fullwidth forms of ASCII a CJK input method types.
 std::size_t typographic_at(std::string_view s, std::size_t i, char* out) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
   if (i + 1 < s.size() && byte(0) == 0xC2) {
@@ -456,7 +457,21 @@ std::size_t typographic_at(std::string_view s, std::size_t i, char* out) {
     else return 0;
     return 2;
   }
-  if (i + 2 >= s.size() || byte(0) != 0xE2 || byte(1) != 0x80) return 0;
+  if (i + 2 >= s.size()) return 0;
+  // Fullwidth forms U+FF01-U+FF5E (EF BC 81 .. EF BD 9E) are ASCII 0x21-0x7E
+  // typed by a CJK input method ("Out of memory：Killed process 217423（python）"),
+  // and U+3000 is its space.
+  if (byte(0) == 0xEF && (byte(1) == 0xBC || byte(1) == 0xBD)) {
+    const unsigned cp = 0xFF00u + (byte(1) == 0xBC ? 0u : 0x40u) + (byte(2) & 0x3Fu);
+    if ((byte(2) & 0xC0) != 0x80 || cp < 0xFF01 || cp > 0xFF5E) return 0;
+    *out = static_cast<char>(cp - 0xFF01 + 0x21);
+    return 3;
+  }
+  if (byte(0) == 0xE3 && byte(1) == 0x80 && byte(2) == 0x80) {
+    *out = ' ';
+    return 3;
+  }
+  if (byte(0) != 0xE2 || byte(1) != 0x80) return 0;
   const unsigned char b = byte(2);
   if (b >= 0x98 && b <= 0x9B) *out = '\'';     // U+2018-U+201B single quotation marks
   else if (b >= 0x9C && b <= 0x9F) *out = '"';  // U+201C-U+201F double quotation marks
@@ -474,7 +489,7 @@ std::size_t encoded_at(std::string_view s, std::size_t i, char* out) {
 bool has_entity(std::string_view s) {
   char c;
   // One memchr pass per byte that can begin one (most lines hold none).
-  for (const char lead : {'&', '\xC2', '\xE2'})
+  for (const char lead : {'&', '\xC2', '\xE2', '\xE3', '\xEF'})
     for (std::size_t i = s.find(lead); i != std::string_view::npos; i = s.find(lead, i + 1))
       if (encoded_at(s, i, &c)) return true;
   return false;

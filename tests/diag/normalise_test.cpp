@@ -319,6 +319,21 @@ TEST(Normalise, TypographicQuotesAndNoBreakSpacesAreReadAsAscii) {
   EXPECT_EQ(a->first.front().line, 1);
 }
 
+TEST(Normalise, FullwidthPunctuationFromACjkInputMethodIsReadAsAscii) {
+  // The kernel's OOM line as a user pasted it through a Chinese input method
+  // (fullwidth colon, parentheses and commas): U+FF01-U+FF5E and U+3000.
+  const std::string line =
+      "Out of memory\xEF\xBC\x9AKilled process 217423\xEF\xBC\x88python\xEF\xBC\x89total-vm:112518872kB"
+      "\xEF\xBC\x8C  anon-rss:30204444kB\xEF\xBC\x8C UID:1000";
+  EXPECT_TRUE(needs_unwrap(line));
+  EXPECT_EQ(unwrap(line)[0], "Out of memory:Killed process 217423(python)total-vm:112518872kB,  anon-rss:30204444kB, UID:1000");
+  EXPECT_EQ(unwrap("GPU\xE3\x80\x80\xEF\xBC\x90")[0], "GPU 0");
+  const SourceResult r = run(line + "\n");
+  EXPECT_NE(find(r, "host.oom"), nullptr) << ids(r);
+  // Other CJK text is left as it is.
+  EXPECT_FALSE(needs_unwrap("\xE6\x98\xBE\xE5\xAD\x98\xE4\xB8\x8D\xE8\xB6\xB3"));
+}
+
 TEST(Normalise, AHardWrapCutAfterAnEqualsSignOrBeforeABraceIsJoined) {
   // Cut points that look like a table's border ("code=") or a record's start
   // ("< image", "{ code: 11") in the middle of a wrapped message.
