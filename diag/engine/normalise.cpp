@@ -600,8 +600,12 @@ std::string_view strip_wrappers(std::string_view line) {
   // A colour reset at the end of a coloured line.
   if (s.size() > 3 && s.compare(s.size() - 3, 3, "\x1b[m") == 0) s.remove_suffix(3);
   else if (s.size() > 4 && s.compare(s.size() - 4, 4, "\x1b[0m") == 0) s.remove_suffix(4);
-  if (s.data() == line.data()) return s;
-  if (s[0] == ' ' && s.data()[-1] != ' ') s.remove_prefix(1);  // the wrapper's own separator
+  if (s.data() != line.data() && s[0] == ' ' && s.data()[-1] != ' ') s.remove_prefix(1);  // the wrapper's own separator
+  // A whole line in a Markdown code span, as a thread quotes one message:
+  // "`ImportError: cannot import name ...`" (not a fence: "```").
+  std::size_t end = s.size();
+  while (end > 0 && (s[end - 1] == ' ' || s[end - 1] == '\r')) --end;
+  if (end > 2 && s[0] == '`' && s[end - 1] == '`' && s[1] != '`') s = s.substr(1, end - 2);
   return s;
 }
 

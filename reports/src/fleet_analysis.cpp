@@ -126,6 +126,39 @@ std::vector<std::size_t> suspects_by(const FleetReport& r, const std::map<std::s
   return out;
 }
 
+// The nodes slow in their pairs: a node's score (the median of its pairs once
+// its link suspects are set aside) is an outlier among the nodes' scores, and
+// so is its score by best allreduce. A slow NIC or host caps every allreduce
+// of its pairs; a node whose pairs each reached the fleet's speed at least
+// once was slowed by moments (a busy CPU, a TCP stall), not by itself.
+// Measured: on a loaded 2-core test machine one noisy pair (0.81 x) beside a
+// shaped slow link once made an end a node outlier to reboot. Host -> why.
+struct SlowNodes {
+  NodeScores scores;
+  RobustSpread spread;  // of the settled scores
+  std::map<std::string, std::string> why;
+};
+
+SlowNodes slow_nodes_of(const FleetReport& r, const OutlierOptions& o) {
+  SlowNodes out;
+  out.scores = settled_scores(r, o);
+  const std::map<std::string, double> best = node_scores(r, &out.scores.first, pair_best, o);
+  std::vector<double> best_scores, scores;
+  for (const auto& [host, v] : best) best_scores.push_back(v);
+  for (const auto& [host, v] : out.scores.settled) scores.push_back(v);
+  // With fewer than three nodes there is no majority to tell a node from its link.
+  if (scores.size() < 3) return out;
+  const RobustSpread best_spread = robust_spread(best_scores);
+  out.spread = robust_spread(scores);
+  for (const auto& [host, v] : out.scores.settled) {
+    std::string why;
+    if (!is_outlier(v, out.spread, Better::kHigher, o, &why)) continue;
+    if (!is_outlier(best.at(host), best_spread, Better::kHigher, o)) continue;
+    out.why[host] = why;
+  }
+  return out;
+}
+
 // Pairs: ratio to the median, each node's score, node outliers by score, and
 // link outliers: a pair well below what both of its ends reach with everyone
 // else. A node's score is the median of its pairs once its link suspects are
@@ -142,22 +175,13 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
 
   // At least half of a node's pairs are at or above its first score, so none
   // loses every pair here.
-  NodeScores scores_of = settled_scores(r, o);
-  std::map<std::string, double>& score = scores_of.settled;
-  // The same pairs by their best allreduce. A slow NIC or host caps every
-  // allreduce of its pairs; a node whose pairs each reached the fleet's speed
-  // at least once was slowed by moments (a busy CPU, a TCP stall), not by
-  // itself. Measured: on a loaded 2-core test machine one noisy pair (0.81 x)
-  // beside a shaped slow link once made an end a node outlier to reboot.
-  const std::map<std::string, double> best = node_scores(r, &scores_of.first, pair_best, o);
-  std::vector<double> best_scores;
-  for (const auto& [host, v] : best) best_scores.push_back(v);
-  const RobustSpread best_spread = robust_spread(best_scores);
-  std::vector<double> scores;
+  SlowNodes slow = slow_nodes_of(r, o);
+  std::map<std::string, double>& score = slow.scores.settled;
+  std::size_t scored = 0;
   for (auto& n : r.nodes) {
     auto it = score.find(n.host);
     if (it == score.end()) continue;
-    scores.push_back(it->second);
+    ++scored;
     Metric m;
     m.name = "pair_busbw";
     m.value = it->second;
@@ -166,14 +190,11 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
     m.labels = {{"of", "median of its pairs"}};
     n.metrics.push_back(m);
   }
-  // With fewer than three nodes there is no majority to tell a node from its link.
-  if (scores.size() < 3) return;
-  const RobustSpread s = robust_spread(scores);
+  if (scored < 3) return;
+  const RobustSpread& s = slow.spread;
   std::set<std::string> slow_nodes;
-  for (auto& [host, v] : score) {
-    std::string why;
-    if (!is_outlier(v, s, Better::kHigher, o, &why)) continue;
-    if (!is_outlier(best.at(host), best_spread, Better::kHigher, o)) continue;
+  for (const auto& [host, why] : slow.why) {
+    const double v = score.at(host);
     slow_nodes.insert(host);
     FleetOutlier x;
     x.kind = "node";
@@ -424,6 +445,12 @@ std::string finding_action(const Finding& f) {
     case Severity::kWarn: return "tune";
     default: return "none";
   }
+}
+
+std::vector<std::string> node_suspects(const FleetReport& r, const OutlierOptions& o) {
+  std::vector<std::string> out;
+  for (const auto& [host, why] : slow_nodes_of(r, o).why) out.push_back(host);
+  return out;
 }
 
 std::vector<std::size_t> link_suspects(const FleetReport& r, const OutlierOptions& o) {

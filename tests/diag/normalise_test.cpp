@@ -254,6 +254,19 @@ TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
   EXPECT_EQ(strip_wrappers("plain line"), "plain line");
 }
 
+// A thread quotes one message as Markdown inline code: the message is read
+// without its backticks (a fence and a code span inside a line are kept).
+TEST(Normalise, AWholeLineInAMarkdownCodeSpanIsReadAsTheMessage) {
+  EXPECT_EQ(strip_wrappers("`ImportError: cannot import name 'Provider' from 'qiskit.providers'`"),
+            "ImportError: cannot import name 'Provider' from 'qiskit.providers'");
+  EXPECT_EQ(strip_wrappers("> `RuntimeError: No CUDA GPUs are available` "), "RuntimeError: No CUDA GPUs are available");
+  EXPECT_EQ(strip_wrappers("```"), "```");
+  EXPECT_EQ(strip_wrappers("```text```"), "```text```");
+  EXPECT_EQ(strip_wrappers("run `nvidia-smi` to see"), "run `nvidia-smi` to see");
+  const SourceResult r = run("`RuntimeError: No CUDA GPUs are available`\n");
+  EXPECT_NE(find(r, "gpu.not_found"), nullptr) << ids(r);
+}
+
 TEST(Normalise, HtmlEntitiesAndNestedRecordsAreDecoded) {
   const SourceResult r = run("modprobe: ERROR: could not insert &#39;nvidia&#39;: Key was rejected by service\n");
   EXPECT_NE(find(r, "gpu.driver_kernel_mismatch"), nullptr) << ids(r);

@@ -193,6 +193,35 @@ TEST(JudgeFleet, ANodeSlowInMostOfItsPairsIsTheNodeNotTwoLinks) {
   EXPECT_EQ(of_kind(r, "node")[0]->host, "h1");
 }
 
+// The fleet measures a would-be node outlier's pairs again, alone, before it
+// judges (fleet_phases.cpp): node_suspects names exactly the nodes the judge
+// would call outliers as the pairs stand, and none when the slow pairs are
+// one link's.
+TEST(JudgeFleet, NodeSuspectsAreTheNodesTheJudgeWouldCallOutliers) {
+  FleetReport slow_node = make_fleet(4);
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) set_pair(slow_node, a, b, a == 2 || b == 2 ? 0.006 : 0.025);
+  EXPECT_EQ(node_suspects(slow_node, OutlierOptions{}), std::vector<std::string>({"h3"}));
+  judge_fleet(slow_node, {}, OutlierOptions{});
+  ASSERT_EQ(of_kind(slow_node, "node").size(), 1u);
+  EXPECT_EQ(of_kind(slow_node, "node")[0]->host, "h3");
+
+  FleetReport slow_link = make_fleet(4);
+  for (int a = 0; a < 4; ++a)
+    for (int b = a + 1; b < 4; ++b) set_pair(slow_link, a, b, a == 0 && b == 1 ? 0.006 : 0.025);
+  EXPECT_TRUE(node_suspects(slow_link, OutlierOptions{}).empty());
+  EXPECT_EQ(link_suspects(slow_link, OutlierOptions{}).size(), 1u);
+
+  // The pair that made the node slow measured again at the fleet's speed: no suspect.
+  for (auto& p : slow_node.pairs)
+    if (p.a == "h3" || p.b == "h3") p.busbw = p.stats.median = p.stats.max = 0.025;
+  EXPECT_TRUE(node_suspects(slow_node, OutlierOptions{}).empty());
+
+  FleetReport two = make_fleet(2);
+  set_pair(two, 0, 1, 0.001);
+  EXPECT_TRUE(node_suspects(two, OutlierOptions{}).empty());
+}
+
 TEST(JudgeFleet, ThreeNodesStillTellANodeFromALink) {
   FleetReport slow_node = make_fleet(3);
   set_pair(slow_node, 0, 1, 0.025);

@@ -91,6 +91,12 @@ TEST(FleetNetns, OneHostAtAQuarterOfTheLinkRateIsTheOnlyNodeOutlier) {
   EXPECT_EQ(nodes[0]->host, r.host(3));
   EXPECT_LT(nodes[0]->ratio, 0.5);
   EXPECT_TRUE(outliers(r.report, "link", "pair_busbw").empty()) << "its pairs are the node's, not links'";
+  // Its pairs were measured again, alone, before the judgement: slow both times.
+  EXPECT_NE(r.proc.err.find("of their pairs measured again alone, 1 still slow"), std::string::npos) << r.proc.err;
+  for (const auto& p : r.report.pairs)
+    if (p.a == r.host(3) || p.b == r.host(3)) {
+      EXPECT_EQ(p.reason.rfind("re-measured alone: ", 0), 0u) << p.reason;
+    }
   // The stopped host is drained (on a loaded machine a second, slow host may
   // join it as an outlier; the stopped one must be there).
   ASSERT_GE(r.report.drain.size(), 1u);

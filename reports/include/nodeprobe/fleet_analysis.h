@@ -46,6 +46,13 @@ struct PairSlot {
 /// alone, before the judgement (fleet_phases.cpp). Needs 3 or more nodes.
 std::vector<std::size_t> link_suspects(const FleetReport& r, const OutlierOptions& o);
 
+/// The hosts the judge would call node outliers as the pairs stand: slow in
+/// (most of) their pairs, by typical and by best allreduce. The fleet
+/// measures their pairs again, alone, before the judgement: a node judged
+/// on a few pairs must not be sent to reboot for one noisy round. Needs 3 or
+/// more nodes.
+std::vector<std::string> node_suspects(const FleetReport& r, const OutlierOptions& o);
+
 /// A perfect-matching schedule (the circle method of round-robin
 /// tournaments): n-1 rounds of n/2 disjoint pairs for even n, n rounds of
 /// (n-1)/2 pairs for odd n (each node sits out one round: the bye). Every
