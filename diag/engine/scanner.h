@@ -56,7 +56,8 @@ class MultiPatternScanner {
   /// every pattern has one (the prefilter alone, no regex run).
   bool may_match(std::string_view text) const;
 
-  /// Indices of the patterns matching one line (no prefilter); with
+  /// Indices of the patterns matching one line, checked as scan() checks a
+  /// candidate line (exact; the prefilter only decides how); with
   /// `anchor_start` only matches that begin at the line's first byte.
   std::vector<int> match_line(std::string_view line) const;
 
