@@ -407,6 +407,14 @@ namespace {
 // Measures pair `i` again, alone, and keeps the better of the two medians;
 // the pair's reason says what the first one was. False when it could not be
 // measured (out of time, a lost end, a failed run).
+// How many of the suspects the judge named before a re-measure it still names after.
+template <typename T>
+int still_named(const std::vector<T>& before, const std::vector<T>& after) {
+  return static_cast<int>(std::count_if(before.begin(), before.end(), [&](const T& x) {
+    return std::find(after.begin(), after.end(), x) != after.end();
+  }));
+}
+
 bool remeasure_alone(FleetContext& c, std::size_t i, std::size_t bytes, double round_s) {
   if (c.out_of_time || (c.deadline_s > 0 && now() >= c.deadline_s)) {
     c.out_of_time = true;
@@ -438,11 +446,8 @@ void remeasure_suspects(FleetContext& c, std::size_t bytes, double round_s, std:
   if (suspects.empty()) return;
   for (std::size_t i : suspects)
     if (remeasure_alone(c, i, bytes, round_s)) done.insert(i);
-  int still_slow = 0;
-  for (std::size_t i : link_suspects(*c.report, oo))
-    if (std::find(suspects.begin(), suspects.end(), i) != suspects.end()) ++still_slow;
   say(c, "pairs: " + std::to_string(suspects.size()) + " slow link(s) measured again alone, " +
-             std::to_string(still_slow) + " still slow");
+             std::to_string(still_named(suspects, link_suspects(*c.report, oo))) + " still slow");
 }
 
 // A node the judge would call slow has its pairs (those not measured alone
@@ -463,12 +468,9 @@ void remeasure_slow_nodes(FleetContext& c, std::size_t bytes, double round_s, st
         ++pairs;
       }
     }
-  const std::vector<std::string> still = node_suspects(*c.report, oo);
-  int still_slow = 0;
-  for (const std::string& host : slow)
-    if (std::find(still.begin(), still.end(), host) != still.end()) ++still_slow;
   say(c, "pairs: " + std::to_string(slow.size()) + " slow node(s), " + std::to_string(pairs) +
-             " of their pairs measured again alone, " + std::to_string(still_slow) + " still slow");
+             " of their pairs measured again alone, " +
+             std::to_string(still_named(slow, node_suspects(*c.report, oo))) + " still slow");
 }
 
 }  // namespace

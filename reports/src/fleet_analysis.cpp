@@ -192,10 +192,8 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   }
   if (scored < 3) return;
   const RobustSpread& s = slow.spread;
-  std::set<std::string> slow_nodes;
   for (const auto& [host, why] : slow.why) {
     const double v = score.at(host);
-    slow_nodes.insert(host);
     FleetOutlier x;
     x.kind = "node";
     x.host = host;
@@ -212,7 +210,7 @@ void judge_pairs(FleetReport& r, const OutlierOptions& o) {
   }
   for (std::size_t i : suspects_by(r, score, o)) {
     const FleetPair& p = r.pairs[i];
-    if (slow_nodes.count(p.a) || slow_nodes.count(p.b)) continue;
+    if (slow.why.count(p.a) || slow.why.count(p.b)) continue;
     const double expect = std::min(score[p.a], score[p.b]);
     FleetOutlier x;
     x.kind = "link";
