@@ -867,6 +867,27 @@ TEST(Rules, AGraphicsApiLosingTheGpuIsAWarningAndAnXidNamesItInstead) {
   EXPECT_EQ(both.get("gpu.xid")->facts.value("code", std::string()), "79") << both.ids();
 }
 
+TEST(Rules, AnOopsInsideTheNvidiaModuleIsADriverCrashAndAWarningTraceIsNot) {
+  // The RIP line of an oops inside nvidia.ko: the driver crashed, reboot.
+  const Result oops = analyze(
+      "[ 1822.417760] BUG: kernel NULL pointer dereference, address: 0000000000000008\n"
+      "[ 1822.417770] Oops: 0000 [#1] PREEMPT SMP NOPTI\n"
+      "[ 1822.417785] RIP: 0010:uvm_va_block_make_resident+0x3c/0x3a0 [nvidia_uvm]\n");
+  ASSERT_NE(oops.get("gpu.xid"), nullptr) << oops.ids();
+  EXPECT_EQ(oops.get("gpu.xid")->facts.value("cause", std::string()), "driver_oops");
+  EXPECT_EQ(oops.get("gpu.xid")->severity, Severity::kError);
+  // A WARNING trace prints the same kind of RIP line without any oops: not a crash.
+  const Result warning = analyze(
+      "[  412.118201] WARNING: CPU: 3 PID: 1187 at drivers/gpu/drm/drm_vblank.c:1207 drm_wait_one_vblank+0x1d4/0x1e0\n"
+      "[  412.118233] RIP: 0010:nv_drm_atomic_commit+0x2b1/0x2d0 [nvidia_drm]\n");
+  EXPECT_EQ(warning.get("gpu.xid"), nullptr) << warning.ids();
+  // An oops in another module is not the NVIDIA driver's.
+  const Result other = analyze(
+      "[ 77.1] BUG: unable to handle kernel paging request at ffffffffc0a1b000\n"
+      "[ 77.1] IP: [<ffffffffc0a1a7f1>] ext4_map_blocks+0x51/0x5e0 [ext4]\n");
+  EXPECT_EQ(other.get("gpu.xid"), nullptr) << other.ids();
+}
+
 TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
   const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
   ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
