@@ -22,10 +22,11 @@ constexpr std::int64_t kDfaBudget = 64LL << 20;
 // and warm after a few lines; the set's DFA over every pattern builds new
 // states, each a union over thousands of instructions, for every line it has
 // not seen the like of. Measured at 2523 patterns (build-test, one core): 64
-// against 4 made the catalogue's 2864 one-line analyses 6.6x faster (11.3 s
-// to 1.7 s) and the 4309 corpus samples 2x (54.8 s to 27.4 s), within noise
-// on diag/bench's generated log (most of its lines name one pattern); the
-// bound keeps a hostile line that holds every atom on the set.
+// against 4, with match_line() below taking the same path, made the
+// catalogue's 2864 one-line analyses 6.6x faster (11.3 s to 1.7 s) and the
+// 4309 corpus samples 4.9x (54.8 s to 11.2 s), within noise on diag/bench's
+// generated log (most of its lines name one pattern); the bound keeps a
+// hostile line that holds every atom on the set.
 constexpr std::size_t kFewPatterns = 64;
 // Atoms shorter than this are too common to filter anything.
 constexpr int kMinAtomLen = 3;

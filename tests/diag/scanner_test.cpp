@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -100,7 +101,22 @@ TEST(Scanner, MatchesTheNaiveSearchOnTheCorpus) {
   MultiPatternScanner s(pats);
   const std::string text = corpus_text();
   ASSERT_GT(text.size(), 10000u);
-  EXPECT_EQ(scanned(s, text), naive(pats, text));
+  const auto want = naive(pats, text);
+  EXPECT_EQ(scanned(s, text), want);
+  // match_line, which checks the lines unwrapped from JSON, escapes and
+  // terminal wraps, takes the prefilter too: the same patterns, line by line.
+  const std::map<std::size_t, std::vector<int>> by_line(want.begin(), want.end());
+  std::istringstream in(text);
+  std::string line;
+  std::size_t n = 0;
+  int wrong = 0;
+  while (std::getline(in, line)) {
+    const auto it = by_line.find(n);
+    const std::vector<int> expect = it == by_line.end() ? std::vector<int>{} : it->second;
+    if (s.match_line(line) != expect && ++wrong <= 5) ADD_FAILURE() << "match_line differs on line " << n << ": " << line.substr(0, 160);
+    ++n;
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 TEST(Scanner, MatchesTheNaiveSearchOnMutatedText) {
