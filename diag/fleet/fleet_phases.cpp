@@ -404,9 +404,6 @@ void phase_mesh(FleetContext& c) {
 
 namespace {
 
-// Measures pair `i` again, alone, and keeps the better of the two medians;
-// the pair's reason says what the first one was. False when it could not be
-// measured (out of time, a lost end, a failed run).
 // How many of the suspects the judge named before a re-measure it still names after.
 template <typename T>
 int still_named(const std::vector<T>& before, const std::vector<T>& after) {
@@ -415,6 +412,9 @@ int still_named(const std::vector<T>& before, const std::vector<T>& after) {
   }));
 }
 
+// Measures pair `i` again, alone, and keeps the better of the two medians;
+// the pair's reason says what the first one was. False when it could not be
+// measured (out of time, a lost end, a failed run).
 bool remeasure_alone(FleetContext& c, std::size_t i, std::size_t bytes, double round_s) {
   if (c.out_of_time || (c.deadline_s > 0 && now() >= c.deadline_s)) {
     c.out_of_time = true;
