@@ -20,6 +20,11 @@ struct Result {
     for (const auto& f : findings) s += f.id + "(" + std::string(to_string(f.severity)) + ") ";
     return s;
   }
+  // The cause fact of finding `id`, "(none)" when it was not raised.
+  std::string cause(const std::string& id) const {
+    const Finding* f = get(id);
+    return f ? f->facts.value("cause", std::string()) : std::string("(none)");
+  }
 };
 
 // Nothing to act on: every finding (if any) is info.
@@ -811,25 +816,21 @@ TEST(Rules, Cuda803IsADriverComponentMismatchAnd804AnOldDriver) {
 }
 
 TEST(Rules, ModprobeErrnoNamesTheRightCause) {
-  const auto cause = [](const Result& r, const std::string& id) {
-    const Finding* f = r.get(id);
-    return f ? f->facts.value("cause", std::string()) : std::string("(none)");
-  };
   // EPERM: a kernel lockdown refusing an unsigned module, an error where the
   // log shows Secure Boot; alone a warning (an unprivileged container gets
   // EPERM too); never "built for another kernel".
   const std::string eperm = "modprobe: ERROR: could not insert 'nvidia': Operation not permitted\n";
   const Result alone = analyze(eperm);
   ASSERT_NE(alone.get("gpu.driver_kernel_mismatch"), nullptr) << alone.ids();
-  EXPECT_EQ(cause(alone, "gpu.driver_kernel_mismatch"), "secure_boot");
+  EXPECT_EQ(alone.cause("gpu.driver_kernel_mismatch"), "secure_boot");
   EXPECT_EQ(alone.get("gpu.driver_kernel_mismatch")->severity, Severity::kWarn);
   const Result sb = analyze("[    0.000000] secureboot: Secure boot enabled\nSecureBoot enabled\n" + eperm);
   ASSERT_NE(sb.get("gpu.driver_kernel_mismatch"), nullptr) << sb.ids();
-  EXPECT_EQ(cause(sb, "gpu.driver_kernel_mismatch"), "secure_boot");
+  EXPECT_EQ(sb.cause("gpu.driver_kernel_mismatch"), "secure_boot");
   EXPECT_EQ(sb.get("gpu.driver_kernel_mismatch")->severity, Severity::kError);
   // EIO: the module loaded and could not initialise a GPU; no disk involved.
   const Result eio = analyze("modprobe: ERROR: could not insert 'nvidia': Input/output error\n");
-  EXPECT_EQ(cause(eio, "gpu.not_found"), "init_failed") << eio.ids();
+  EXPECT_EQ(eio.cause("gpu.not_found"), "init_failed") << eio.ids();
   EXPECT_EQ(eio.get("storage.slow"), nullptr) << eio.ids();
   EXPECT_EQ(eio.get("gpu.driver_kernel_mismatch"), nullptr) << eio.ids();
   // EEXIST: the module is already loaded.
@@ -837,7 +838,7 @@ TEST(Rules, ModprobeErrnoNamesTheRightCause) {
                            "insmod: ERROR: could not insert module nvidia.ko: File exists\n"));
   // ENOEXEC and friends still say the module does not fit the kernel.
   const Result fmt = analyze("insmod: ERROR: could not insert module nvidia.ko: Invalid module format\n");
-  EXPECT_EQ(cause(fmt, "gpu.driver_kernel_mismatch"), "module_kernel_mismatch") << fmt.ids();
+  EXPECT_EQ(fmt.cause("gpu.driver_kernel_mismatch"), "module_kernel_mismatch") << fmt.ids();
 }
 
 TEST(Rules, DcgmSingleBitEccIsAWarningNotUncorrectable) {
@@ -874,7 +875,7 @@ TEST(Rules, AnOopsInsideTheNvidiaModuleIsADriverCrashAndAWarningTraceIsNot) {
       "[ 1822.417770] Oops: 0000 [#1] PREEMPT SMP NOPTI\n"
       "[ 1822.417785] RIP: 0010:uvm_va_block_make_resident+0x3c/0x3a0 [nvidia_uvm]\n");
   ASSERT_NE(oops.get("gpu.xid"), nullptr) << oops.ids();
-  EXPECT_EQ(oops.get("gpu.xid")->facts.value("cause", std::string()), "driver_oops");
+  EXPECT_EQ(oops.cause("gpu.xid"), "driver_oops");
   EXPECT_EQ(oops.get("gpu.xid")->severity, Severity::kError);
   // A WARNING trace prints the same kind of RIP line without any oops: not a crash.
   const Result warning = analyze(
@@ -1002,18 +1003,14 @@ TEST(Rules, FleetHealthCheckerVerdictsKeepTheFindingsSeverities) {
 
 
 TEST(Rules, HostMachineChecksAreNamedByWhatTheDecodedLinesSay) {
-  const auto cause_of = [](const Result& r) {
-    const auto* f = r.get("host.machine_check");
-    return f ? f->facts.value("cause", std::string()) : std::string("(none)");
-  };
   // The bare MCE notice is a machine check to decode ...
   const Result bare = analyze("[ 9.1] mce: [Hardware Error]: Machine check events logged\n");
-  EXPECT_EQ(cause_of(bare), "machine_check") << bare.ids();
+  EXPECT_EQ(bare.cause("host.machine_check"), "machine_check") << bare.ids();
   EXPECT_EQ(bare.get("host.machine_check")->severity, Severity::kWarn);
   // ... and says nothing where EDAC decoded it: corrected DRAM errors.
   const Result ce = analyze("[ 9.1] mce: [Hardware Error]: Machine check events logged\n"
                             "[ 9.1] EDAC MC0: 4 CE error on CPU#0Channel#2_DIMM#0 (channel:2 slot:0 page:0x0)\n");
-  EXPECT_EQ(cause_of(ce), "memory_corrected") << ce.ids();
+  EXPECT_EQ(ce.cause("host.machine_check"), "memory_corrected") << ce.ids();
   EXPECT_EQ(ce.get("host.machine_check")->severity, Severity::kWarn);
   EXPECT_EQ(ce.get("host.machine_check")->facts.value("dimm", std::string()), "CPU#0Channel#2_DIMM#0");
   // A zero count is not an error.
@@ -1029,15 +1026,15 @@ TEST(Rules, HostMachineChecksAreNamedByWhatTheDecodedLinesSay) {
     return analyze(s);
   };
   const Result corrected = with("corrected"), fatal = with("fatal");
-  EXPECT_EQ(cause_of(corrected), "memory_corrected") << corrected.ids();
+  EXPECT_EQ(corrected.cause("host.machine_check"), "memory_corrected") << corrected.ids();
   EXPECT_EQ(corrected.get("host.machine_check")->severity, Severity::kWarn);
-  EXPECT_EQ(cause_of(fatal), "memory_uncorrected") << fatal.ids();
+  EXPECT_EQ(fatal.cause("host.machine_check"), "memory_uncorrected") << fatal.ids();
   EXPECT_EQ(fatal.get("host.machine_check")->severity, Severity::kError);
   // A process the kernel killed for a poisoned page died of that, not of /dev/shm.
   const Result sigbus = analyze(
       "[ 12.3] Memory failure: 0x2f88000: Sending SIGBUS to python:48211 due to hardware memory corruption\n"
       "Bus error (core dumped)\n");
-  EXPECT_EQ(cause_of(sigbus), "memory_uncorrected") << sigbus.ids();
+  EXPECT_EQ(sigbus.cause("host.machine_check"), "memory_uncorrected") << sigbus.ids();
   EXPECT_EQ(sigbus.get("limits.shm"), nullptr) << sigbus.ids();
   EXPECT_NE(analyze("Bus error (core dumped)\n").get("limits.shm"), nullptr);
 }
