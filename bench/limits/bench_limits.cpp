@@ -8,6 +8,7 @@
 #include "limits_probe.h"
 #include "nodeprobe/host_facts.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace {

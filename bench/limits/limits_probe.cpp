@@ -112,7 +112,9 @@ const std::vector<MetricDescriptor>& limits_metrics() {
 
 /// Checks that observe the node's state rather than its settings (free
 /// space changes run to run): left out of the probe's environment.
-bool is_state(const std::string& check_id) { return check_id == "limits.dev_shm.free"; }
+bool is_state(const std::string& check_id) {
+  return check_id == "limits.dev_shm.free" || check_id.rfind("disk.", 0) == 0;
+}
 
 }  // namespace
 
@@ -131,6 +133,7 @@ void LimitsProbe::run(ProbeContext& ctx, ProbeResult& r) {
   declare_metrics(r, limits_metrics());
   check_sysctls(ctx, r);
   check_dev_shm(ctx, r);
+  check_disk_free(ctx, r);
   check_memlock(ctx, r);
   check_nofile(ctx, r);
   check_nproc(ctx, r);
@@ -228,6 +231,51 @@ void LimitsProbe::check_dev_shm(ProbeContext& ctx, ProbeResult& r) {
       free.fix = "check the container's memory limit and --shm-size; " + fix;
     } else {
       free.detail = "a " + format_bytes(opt_.shm_bytes) + " segment failed as expected: " + a.error;
+    }
+  }
+}
+
+// The filesystems a training job writes to without being told where: the
+// root (container layers, pip, conda and Hugging Face caches under /root or
+// /home, default checkpoint and log paths) and /tmp. A full one fails writes
+// with ENOSPC, which diag names storage.full from the logs; /dev/shm is
+// checked above. /tmp on the root filesystem is one check, not two.
+void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
+  const std::string expected = ">= " + format_bytes(kDiskFreeWarn) + " free";
+  std::vector<std::uint64_t> seen;
+  for (const auto& [name, path] : {std::pair<std::string, std::string>{"root", "/"}, {"tmp", "/tmp"}}) {
+    const std::string id = "disk." + name + ".free";
+    const std::string where = ctx.fs.resolve(path);
+    const auto usage = sys_.fs_usage(where);
+    if (!usage) {
+      add_check(r, id, Status::kSkip, "unavailable", expected).detail =
+          "statvfs(" + where + "): " + FsRoot::why_unreadable(where);
+      continue;
+    }
+    if (usage->device != 0 && std::find(seen.begin(), seen.end(), usage->device) != seen.end()) continue;
+    seen.push_back(usage->device);
+    const std::string observed = format_bytes(usage->free_bytes) + " free of " + format_bytes(usage->size_bytes);
+    if (usage->read_only) {
+      add_check(r, id, Status::kSkip, observed, expected).detail = path + " is mounted read-only: nothing writes there";
+      continue;
+    }
+    const Status s = usage->free_bytes < kDiskFreeFail   ? Status::kFail
+                     : usage->free_bytes < kDiskFreeWarn ? Status::kWarn
+                                                         : Status::kPass;
+    const std::string fix =
+        s == Status::kPass ? ""
+                           : "sudo du -xh --max-depth=2 " + path +
+                                 " 2>/dev/null | sort -h | tail -20  # what fills it; then remove old checkpoints, "
+                                 "docker system prune -a, pip cache purge, conda clean -a, or grow the volume "
+                                 "(EBS: aws ec2 modify-volume, growpart, resize2fs / xfs_growfs)";
+    Check& c = add_check(r, id, s, observed, expected, fix, "storage.full");
+    if (s != Status::kPass) {
+      // Rounded down: "100% used" only when it is.
+      const double used = usage->size_bytes ? 100.0 * (1.0 - static_cast<double>(usage->free_bytes) /
+                                                                 static_cast<double>(usage->size_bytes))
+                                            : 100.0;
+      c.detail = path + " is " + std::to_string(static_cast<int>(used)) +
+                 "% used: writes there (checkpoints, caches, container layers, logs) fail with ENOSPC once it fills";
     }
   }
 }

@@ -23,6 +23,11 @@ inline constexpr std::uint64_t kNproc = 65535;
 inline constexpr std::uint64_t kDevShmMin = 1ULL << 30;
 /// /dev/shm free space below this is a warning (stale segments of dead jobs).
 inline constexpr std::uint64_t kDevShmFreeMin = 1ULL << 30;
+/// Free space on the root filesystem and /tmp: below the warning level one
+/// container image layer or one checkpoint of a multi-billion-parameter model
+/// no longer fits; below the failure level pip, logs and caches fail too.
+inline constexpr std::uint64_t kDiskFreeWarn = 10ULL << 30;
+inline constexpr std::uint64_t kDiskFreeFail = 1ULL << 30;
 
 struct LimitsOptions {
   bool active = true;                       ///< run the active verifications
@@ -44,6 +49,7 @@ class LimitsProbe final : public Probe {
  private:
   void check_sysctls(ProbeContext& ctx, ProbeResult& r);
   void check_dev_shm(ProbeContext& ctx, ProbeResult& r);
+  void check_disk_free(ProbeContext& ctx, ProbeResult& r);
   void check_memlock(ProbeContext& ctx, ProbeResult& r);
   void check_nofile(ProbeContext& ctx, ProbeResult& r);
   void check_nproc(ProbeContext& ctx, ProbeResult& r);

@@ -17,6 +17,8 @@ struct RLimit {
 
 struct FsUsage {
   std::uint64_t size_bytes = 0, free_bytes = 0;
+  std::uint64_t device = 0;  ///< st_dev of the path (0: unknown): two paths on one filesystem
+  bool read_only = false;    ///< mounted read-only (ST_RDONLY): nothing writes there
 };
 
 /// Outcome of an active verification.

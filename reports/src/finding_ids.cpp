@@ -59,6 +59,9 @@ const std::vector<FindingKind>& finding_vocabulary() {
       // Added by issue 13: host memory and CPU hardware errors through the machine-check
       // architecture (drivers/edac, arch/x86/kernel/cpu/mce, mm/memory-failure.c, APEI GHES).
       {"host.machine_check", "Host memory or CPU reported hardware errors (machine check, EDAC)", Severity::kWarn},
+      // Added by issue 13: a full filesystem (ENOSPC, EDQUOT, Kubernetes disk pressure) outside
+      // /dev/shm, which limits.shm names; nodeprobe-limits also checks the root and /tmp filesystems.
+      {"storage.full", "A filesystem is full", Severity::kError},
   };
   return v;
 }

@@ -889,6 +889,36 @@ TEST(Rules, AnOopsInsideTheNvidiaModuleIsADriverCrashAndAWarningTraceIsNot) {
   EXPECT_EQ(other.get("gpu.xid"), nullptr) << other.ids();
 }
 
+TEST(Rules, AFullFilesystemIsStorageFullAndAFullDevShmStaysSharedMemory) {
+  // ENOSPC on a checkpoint path: the filesystem is full, with the path in the evidence.
+  const Result ckpt = analyze(
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 88, in save\n"
+      "OSError: [Errno 28] No space left on device: '/data/ckpt/step_1000/model.safetensors'\n");
+  ASSERT_NE(ckpt.get("storage.full"), nullptr) << ckpt.ids();
+  EXPECT_EQ(ckpt.get("storage.full")->severity, Severity::kError);
+  ASSERT_FALSE(ckpt.get("storage.full")->evidence.empty());
+  EXPECT_NE(ckpt.get("storage.full")->evidence[0].text.find("/data/ckpt/step_1000"), std::string::npos);
+  // The same errno on /dev/shm (a container's 64 MB default) is shared memory, not a disk.
+  const Result shm = analyze(
+      "RuntimeError: unable to allocate shared memory(shm) for file </torch_41234_1234567890_0>: No space left on device (28)\n"
+      "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).\n");
+  EXPECT_NE(shm.get("limits.shm"), nullptr) << shm.ids();
+  EXPECT_EQ(shm.get("storage.full"), nullptr) << "folded under the shared-memory finding: " << shm.ids();
+  // EDQUOT is a quota, Kubernetes' eviction for ephemeral storage is disk pressure.
+  EXPECT_EQ(analyze("OSError: [Errno 122] Disk quota exceeded: '/fsx/alice/run3/epoch_3.pt'\n").cause("storage.full"), "quota");
+  EXPECT_EQ(analyze("Warning  Evicted  2m  kubelet  The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, "
+                    "available: 2133Mi.\n").cause("storage.full"),
+            "disk_pressure");
+  // Other quotas and the healthy node condition are not a full disk.
+  const Result quiet = analyze(
+      "Error from server (Forbidden): pods \"train-0\" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8\n"
+      "  DiskPressure     False   Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure\n"
+      "Tolerations:     node.kubernetes.io/disk-pressure:NoSchedule op=Exists\n"
+      "/dev/nvme0n1p1  100G   98G  2.0G  98% /\n");
+  EXPECT_EQ(quiet.get("storage.full"), nullptr) << quiet.ids();
+}
+
 TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
   const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
   ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();

@@ -33,7 +33,15 @@ class FakeSystem : public LimitsSystem {
     if (it == rlimits.end()) return std::nullopt;
     return it->second;
   }
-  std::optional<FsUsage> fs_usage(const std::string&) const override { return shm; }
+  std::optional<FsUsage> root_fs, tmp_fs;  ///< the root filesystem and /tmp; unset: as /dev/shm
+  std::optional<FsUsage> fs_usage(const std::string& path) const override {
+    auto ends = [&](const std::string& tail) {
+      return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (ends("/dev/shm")) return shm;
+    if (ends("/tmp")) return tmp_fs ? tmp_fs : shm;
+    return root_fs ? root_fs : shm;
+  }
   std::uint64_t open_descriptors() const override { return 5; }
   bool has_cap_ipc_lock() const override { return cap_ipc_lock; }
   Active try_mlock(std::uint64_t) override { ++active_calls; return mlock_result; }
@@ -77,7 +85,7 @@ TEST(LimitsProbe, TunedNodePassesSysctls) {
                          "limits.netdev_max_backlog", "cpu.governor", "mem.thp", "numa.balancing",
                          "limits.memlock.soft", "limits.memlock.hard", "limits.nofile.soft",
                          "limits.nofile.hard", "limits.nproc.soft", "limits.dev_shm.size",
-                         "limits.dev_shm.free", "selinux.mode"}) {
+                         "limits.dev_shm.free", "disk.root.free", "disk.tmp.free", "selinux.mode"}) {
     SCOPED_TRACE(id);
     EXPECT_EQ(r.check(id).status, Status::kPass) << r.check(id).observed;
     EXPECT_TRUE(r.check(id).fix.empty());
@@ -178,6 +186,36 @@ TEST(LimitsProbe, DevShmSmallButUsableWarns) {
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("limits.dev_shm.size").status, Status::kWarn);
   sys.shm = FsUsage{64 * kGiB, 100 * kMiB};
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("limits.dev_shm.free").status, Status::kWarn);
+}
+
+TEST(LimitsProbe, AFullRootOrTmpFilesystemIsStorageFullAndOneFilesystemIsOneCheck) {
+  FakeSystem sys;
+  sys.root_fs = FsUsage{100 * kGiB, 512 * kMiB, 2049, false};
+  sys.tmp_fs = FsUsage{100 * kGiB, 512 * kMiB, 2049, false};  // /tmp on the root filesystem
+  ProbeRun r = run_probe(fixture("tuned"), sys);
+  const Check& root = r.check("disk.root.free");
+  EXPECT_EQ(root.status, Status::kFail);
+  EXPECT_EQ(root.finding, "storage.full");
+  EXPECT_EQ(root.observed, "512 MiB free of 100 GiB");
+  EXPECT_NE(root.detail.find("99% used"), std::string::npos) << root.detail;
+  EXPECT_NE(root.fix.find("du -xh"), std::string::npos);
+  EXPECT_THROW(r.check("disk.tmp.free"), std::runtime_error) << "the same filesystem is checked once";
+  EXPECT_EQ(r.result.environment.count("disk.root.free"), 0u) << "free space is state, not a setting";
+  // A separate /tmp with 5 GiB left warns; the root with room passes.
+  sys.root_fs = FsUsage{100 * kGiB, 60 * kGiB, 2049, false};
+  sys.tmp_fs = FsUsage{8 * kGiB, 5 * kGiB, 31, false};
+  r = run_probe(fixture("tuned"), sys);
+  EXPECT_EQ(r.check("disk.root.free").status, Status::kPass);
+  EXPECT_TRUE(r.check("disk.root.free").fix.empty());
+  EXPECT_EQ(r.check("disk.tmp.free").status, Status::kWarn);
+  // A read-only root (an immutable OS image) is full by design: not judged.
+  sys.root_fs = FsUsage{2 * kGiB, 0, 2049, true};
+  EXPECT_EQ(run_probe(fixture("tuned"), sys).check("disk.root.free").status, Status::kSkip);
+  // No answer at all is a skip with the reason, never a pass.
+  sys.root_fs.reset();
+  sys.shm.reset();
+  sys.tmp_fs.reset();
+  EXPECT_EQ(run_probe(fixture("tuned"), sys).check("disk.root.free").status, Status::kSkip);
 }
 
 TEST(LimitsProbe, MemlockAndNofileBelowRecommendation) {
