@@ -7,6 +7,7 @@
 #include "data.h"
 #include "mpi_util.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace nodeprobe::allreduce {

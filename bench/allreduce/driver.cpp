@@ -24,6 +24,7 @@
 #include "sweep.h"
 #include "table.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace nodeprobe::allreduce {

@@ -26,6 +26,7 @@
 #include "nodeprobe/subprocess.h"
 #include "wire.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace nodeprobe::fleet {

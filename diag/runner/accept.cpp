@@ -27,6 +27,7 @@
 #include "text_util.h"
 #include "verdict_table.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace nodeprobe::diag {

@@ -12,6 +12,7 @@
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace nodeprobe {

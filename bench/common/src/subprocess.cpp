@@ -15,6 +15,7 @@
 #include "nodeprobe/error.h"
 #include "nodeprobe/stop.h"
 
+#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
 extern char** environ;
 
 namespace nodeprobe {
