@@ -915,7 +915,12 @@ TEST(Rules, AFullFilesystemIsStorageFullAndAFullDevShmStaysSharedMemory) {
       "Error from server (Forbidden): pods \"train-0\" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8\n"
       "  DiskPressure     False   Mon, 01 Jan 2024 10:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure\n"
       "Tolerations:     node.kubernetes.io/disk-pressure:NoSchedule op=Exists\n"
-      "/dev/nvme0n1p1  100G   98G  2.0G  98% /\n");
+      "/dev/nvme0n1p1  100G   98G  2.0G  98% /\n"
+      // ENOSPC and EDQUOT that are kernel limits, not a filesystem: inotify watches, SysV semaphores,
+      // the kernel keyring's quota.
+      "inotify_add_watch(/data/logs) failed: No space left on device\n"
+      "FATAL:  could not create semaphores: No space left on device\n"
+      "container init caused \\\"join session keyring: create session key: disk quota exceeded\\\"\": unknown\n");
   EXPECT_EQ(quiet.get("storage.full"), nullptr) << quiet.ids();
 }
 
