@@ -1,7 +1,7 @@
 # Unity ("jumbo") builds: several .cpp files of a target compiled as one
 # translation unit, so the headers they share are parsed once per batch
-# instead of once per file. scripts/test.sh turns it on (a clean build of
-# everything on a 2-core CI machine: about half the compile time); the default
+# instead of once per file. scripts/test.sh turns it on (a clean build on the
+# 2-core CI machine: 381 s instead of 551 s of ninja wall time); the default
 # build and setup.sh keep one translation unit per file (fast incremental
 # rebuilds while editing). Correctness never depends on it.
 option(NODEPROBE_UNITY "Compile each target's sources in batches (unity build)" OFF)
@@ -32,26 +32,17 @@ function(nodeprobe_apply_unity)
   if(NOT NODEPROBE_UNITY)
     return()
   endif()
-  foreach(_f IN LISTS _np_unity_alone)
-    set(_np_alone_abs ${_np_alone_abs} ${CMAKE_SOURCE_DIR}/${_f})
-  endforeach()
+  list(TRANSFORM _np_unity_alone PREPEND ${CMAKE_SOURCE_DIR}/ OUTPUT_VARIABLE _alone)
   _np_pch_targets(${CMAKE_SOURCE_DIR} _all)
   foreach(_t IN LISTS _all)
     get_target_property(_type ${_t} TYPE)
-    if(NOT _type MATCHES "^(STATIC_LIBRARY|EXECUTABLE)$" OR _t MATCHES "^nodeprobe-fuzz-")
-      continue()
+    if(_type MATCHES "^(STATIC_LIBRARY|EXECUTABLE)$" AND NOT _t MATCHES "^nodeprobe-fuzz-")
+      list(APPEND _unity ${_t})
     endif()
-    get_target_property(_tdir ${_t} SOURCE_DIR)
-    get_target_property(_srcs ${_t} SOURCES)
-    foreach(_s IN LISTS _srcs)
-      set(_abs ${_s})
-      if(NOT IS_ABSOLUTE ${_abs})
-        set(_abs ${_tdir}/${_s})
-      endif()
-      if(_abs IN_LIST _np_alone_abs)
-        set_source_files_properties(${_abs} TARGET_DIRECTORY ${_t} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
-      endif()
-    endforeach()
-    set_target_properties(${_t} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${NODEPROBE_UNITY_BATCH})
   endforeach()
+  # A source file's properties live in the directory of the target that
+  # compiles it: set them there for every unity target (a file not among a
+  # target's sources is simply not affected).
+  set_source_files_properties(${_alone} TARGET_DIRECTORY ${_unity} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  set_target_properties(${_unity} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${NODEPROBE_UNITY_BATCH})
 endfunction()

@@ -7,8 +7,7 @@
 #include "data.h"
 #include "mpi_util.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
+#include <unistd.h>  // environ (declared under _GNU_SOURCE, which g++ always defines)
 
 namespace nodeprobe::allreduce {
 namespace {

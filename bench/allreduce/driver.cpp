@@ -24,9 +24,6 @@
 #include "sweep.h"
 #include "table.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe::allreduce {
 namespace {
 

@@ -8,8 +8,7 @@
 #include "limits_probe.h"
 #include "nodeprobe/host_facts.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
+#include <unistd.h>  // environ (declared under _GNU_SOURCE, which g++ always defines)
 
 namespace {
 

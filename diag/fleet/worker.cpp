@@ -26,9 +26,6 @@
 #include "nodeprobe/subprocess.h"
 #include "wire.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe::fleet {
 namespace {
 

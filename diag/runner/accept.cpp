@@ -27,9 +27,6 @@
 #include "text_util.h"
 #include "verdict_table.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe::diag {
 namespace {
 
@@ -64,7 +61,6 @@ void summarise_diagnosis(const std::vector<Finding>& findings, ProbeResult& d) {
     d.reason = r;
   }
 }
-
 
 /// Seconds kept back from each deadline: the runner's kill grace and the
 /// child's start-up, so a hung probe still ends inside the budget.

@@ -17,9 +17,6 @@
 #include "tar_gz.h"
 #include "text_util.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe::diag {
 namespace {
 

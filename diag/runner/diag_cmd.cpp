@@ -19,9 +19,6 @@
 #include "rules.h"
 #include "text_util.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe::diag {
 namespace {
 

@@ -12,9 +12,6 @@
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe {
 namespace {
 

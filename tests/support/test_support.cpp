@@ -30,9 +30,6 @@
 #define NODEPROBE_BIN_DIR ""
 #endif
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe::testing {
 
 TempDir::TempDir(const std::string& parent, unsigned mode) {

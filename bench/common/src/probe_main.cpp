@@ -12,8 +12,7 @@
 #include "nodeprobe/stop.h"
 #include "nodeprobe/version.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
+#include <unistd.h>  // environ (declared under _GNU_SOURCE, which g++ always defines)
 
 namespace nodeprobe {
 namespace {

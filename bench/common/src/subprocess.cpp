@@ -15,9 +15,6 @@
 #include "nodeprobe/error.h"
 #include "nodeprobe/stop.h"
 
-#include <unistd.h>  // declares environ first: a later unistd.h gives it C linkage
-extern char** environ;
-
 namespace nodeprobe {
 namespace {
 
