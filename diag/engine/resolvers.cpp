@@ -163,8 +163,12 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   // (shm_open/fallocate/mmap of /dev/shm in src/transport/shm.cc and the
   // proxy's shared buffers): in a container that is the 64 MB /dev/shm or a
   // private IPC namespace, the fix every such thread reports (--ipc=host).
+  // NCCL's own WARN naming a CUDA call it made with an invalid argument
+  // (job.unexplained_failure/cuda_api_error) is the more specific reading of
+  // an "unhandled cuda error": a programming error or an NCCL bug.
   if (has_signal(r, "nccl.generic") &&
-      !r.findings.has_prefix({"nccl.", "limits.", "efa.", "gpu.", "host.", "net.", "selinux."})) {
+      !r.findings.has_prefix({"nccl.", "limits.", "efa.", "gpu.", "host.", "net.", "selinux."}) &&
+      !r.findings.has("job.unexplained_failure", "cuda_api_error")) {
     const bool network = has_signal(r, "nccl.socket_used") || has_signal(r, "nccl.ifname") ||
                          has_signal(r, "nccl.ib_none") || has_signal(r, "nccl.ofi_ok") ||
                          has_signal(r, "nccl.ofi_failed") || has_signal(r, "nccl.efa_intent");

@@ -924,6 +924,69 @@ TEST(Rules, AFullFilesystemIsStorageFullAndAFullDevShmStaysSharedMemory) {
   EXPECT_EQ(quiet.get("storage.full"), nullptr) << quiet.ids();
 }
 
+TEST(Rules, DfShowingAFullDiskIsStorageFullButReadOnlyImagesAndRoomyVolumesAreNot) {
+  // df -h: the root filesystem at 100% is full (error); 98% with under 2 GiB left is nearly full (warn).
+  const Result full = analyze("Filesystem      Size  Used Avail Use% Mounted on\n/dev/sda1        58G   58G     0 100% /\n");
+  ASSERT_NE(full.get("storage.full"), nullptr) << full.ids();
+  EXPECT_EQ(full.get("storage.full")->severity, Severity::kError);
+  const Result nearly = analyze("/dev/sda1        58G   57G  1.4G  98% /\n");
+  ASSERT_NE(nearly.get("storage.full"), nullptr) << nearly.ids();
+  EXPECT_EQ(nearly.get("storage.full")->severity, Severity::kWarn);
+  // Snaps and ISO images mount loop devices at 100% by design; /boot/efi is not where a job writes; a large
+  // volume at 98% with hundreds of GB left is not judged.
+  const Result quiet = analyze(
+      "/dev/loop3        56M   56M     0 100% /snap/core18/2829\n"
+      "/dev/sr0         4.7G  4.7G     0 100% /media/cdrom\n"
+      "/dev/sda15       105M  105M     0 100% /boot/efi\n"
+      "/dev/md0          30T   29T  600G  98% /data\n"
+      "/dev/nvme0n1p1  100G   98G  2.0G  98% /\n");
+  EXPECT_EQ(quiet.get("storage.full"), nullptr) << quiet.ids();
+}
+
+TEST(Rules, AnNcclCudaCallWithAnInvalidArgumentIsTheProgramNotTheNetwork) {
+  // NCCL's own WARN names the CUDA error: the generic "unhandled cuda error" is not read as a network problem.
+  const Result r = analyze(
+      "[1] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'\n"
+      "[1] NCCL INFO group.cc:242 -> 1\n"
+      "Failed, NCCL error allreduceOp.cpp:308 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)'\n");
+  EXPECT_EQ(r.cause("job.unexplained_failure"), "cuda_api_error") << r.ids();
+  EXPECT_EQ(r.get("nccl.network_config"), nullptr) << r.ids();
+  // Without that WARN the bare code keeps its generic reading.
+  EXPECT_NE(analyze("RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n")
+                .get("nccl.network_config"),
+            nullptr);
+}
+
+TEST(Rules, AStandalonePtxasOlderThanItsPtxIsNotAnOldDriver) {
+  // The driver's JIT ("ptxas application ptx input") refusing newer PTX is the driver.
+  EXPECT_EQ(analyze("ptxas application ptx input, line 9; fatal   : Unsupported .version 8.4; current version is '8.0'\n")
+                .cause("gpu.cuda_driver_insufficient"),
+            "ptx_too_new");
+  // A ptxas run on a file (Triton's bundled one, the toolkit's) is the toolchain, not the driver.
+  EXPECT_EQ(analyze("ptxas /tmp/tmpqgu1f9dk.ptx, line 5; fatal   : Unsupported .version 8.6; current version is '8.5'\n")
+                .get("gpu.cuda_driver_insufficient"),
+            nullptr);
+}
+
+TEST(Rules, AnUnlicensedVgpuIsNamedUnlessALicenseIsAcquiredLater) {
+  const char* missing =
+      "Mon Apr 22 22:12:41 2024:<1>:Valid GRID license not found. GPU features and performance will be restricted. "
+      "To enable full functionality please configure licensing details.\n";
+  EXPECT_EQ(analyze(missing).cause("gpu.not_found"), "vgpu_unlicensed");
+  const Result later = analyze(std::string(missing) +
+                               "Mon Apr 22 22:12:45 2024:<1>:License acquired successfully. (Info: nls.example.com, "
+                               "NVIDIA Virtual Compute Server; Expiry: 2024-7-21 22:12:45 GMT)\n");
+  EXPECT_EQ(later.get("gpu.not_found"), nullptr) << later.ids();
+}
+
+TEST(Rules, NcclEntryPointQueryWithAnUnwrittenStatusIsNotAnOldDriver) {
+  const std::string pfn = "node:30483:30483 [0] misc/cudawrap.cc:195 NCCL WARN CUDA some PFN functions not found in the library\n";
+  EXPECT_EQ(analyze(pfn).get("gpu.cuda_driver_insufficient")->severity, Severity::kError);
+  const Result unset = analyze("node:30483:30483 [0] misc/cudawrap.cc:130 NCCL WARN Retrieve cuGetErrorString failed with 0 status 32765\n" + pfn);
+  ASSERT_NE(unset.get("gpu.cuda_driver_insufficient"), nullptr) << unset.ids();
+  EXPECT_EQ(unset.get("gpu.cuda_driver_insufficient")->severity, Severity::kInfo);
+}
+
 TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
   const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
   ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
