@@ -379,8 +379,17 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
 // A prefix that may be a wrapper or the message's own first word, tried as a
 // start for the anchored patterns only (message_body keeps it): Python
 // logging's default "%(levelname)s:%(name)s:" ("ERROR:root:"), pdsh's
-// "host: " (DeepSpeed's multi-node launcher), a program or label "word: ".
+// "host: " (DeepSpeed's multi-node launcher), a program or label "word: ",
+// pytest's failure marker "E   " before each line of an exception
+// (_pytest/_code/code.py: "E" and spaces to the indent), and the left border
+// "│ " of a panel that rich and typer draw around a traceback.
 std::size_t soft_wrapper_len(std::string_view s) {
+  if (s.size() > 2 && s[0] == 'E' && s[1] == ' ') {  // pytest; one space where a page collapsed the run
+    std::size_t p = 1;
+    while (p < s.size() && s[p] == ' ') ++p;
+    if (p < s.size() && s[p] >= 'A' && s[p] <= 'Z') return p;
+  }
+  if (starts(s, "\xE2\x94\x82 ")) return 4;  // U+2502 BOX DRAWINGS LIGHT VERTICAL
   std::size_t p = 0;
   while (p < s.size() && p < 12 && s[p] >= 'A' && s[p] <= 'Z') ++p;
   if (p < s.size() && s[p] == ':' && level_name(s.substr(0, p))) {
@@ -412,7 +421,13 @@ std::size_t message_starts(std::string_view line, std::string_view* out, std::si
     std::size_t mid[2] = {0, 0};
     std::size_t k = wrapper_len(s, mid);
     for (const std::size_t m : mid)
-      if (m > 0 && m < s.size()) push(s.substr(skip_spaces(s, m)));
+      if (m > 0 && m < s.size()) {
+        const std::string_view at = s.substr(skip_spaces(s, m));
+        push(at);
+        // A soft wrapper right after a host or stream name ("stream E   KeyError: ...").
+        if (const std::size_t soft = soft_wrapper_len(at); soft > 0 && soft < at.size())
+          push(at.substr(skip_spaces(at, soft)));
+      }
     if (k == 0) k = soft_wrapper_len(s);
     if (k == 0 || k >= s.size()) break;
     s.remove_prefix(k);

@@ -987,6 +987,26 @@ TEST(Rules, NcclEntryPointQueryWithAnUnwrittenStatusIsNotAnOldDriver) {
   EXPECT_EQ(unset.get("gpu.cuda_driver_insufficient")->severity, Severity::kInfo);
 }
 
+TEST(Rules, APytestFailureIsATracebackAndAMissingFileLockIsTheMount) {
+  // pytest prints a failed test's exception after "E" and spaces, not CPython's "Traceback" header.
+  const Result pytest = analyze(
+      "____________________________ test_vector_add ____________________________\n"
+      "E                   RuntimeError: Internal Triton PTX codegen error:\n"
+      "E                   ptxas fatal   : Ptx assembly aborted due to errors\n");
+  EXPECT_EQ(pytest.cause("job.unexplained_failure"), "uncaught_exception") << pytest.ids();
+  // ENOSYS from flock() on a Lustre client without -o flock; ENOLCK on NFS: the mount, not the program.
+  EXPECT_EQ(analyze("  File \"/env/lib/python3.12/site-packages/filelock/_unix.py\", line 43, in _acquire\n"
+                    "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+                    "OSError: [Errno 38] Function not implemented\n")
+                .cause("storage.mount_options"),
+            "no_file_locks");
+  EXPECT_EQ(analyze("OSError: Unable to open file (unable to lock file, errno = 37, error message = 'No locks available')\n")
+                .cause("storage.mount_options"),
+            "no_file_locks");
+  // ENOSYS from anything else is not a file lock.
+  EXPECT_EQ(analyze("OSError: [Errno 38] Function not implemented: 'io_uring_setup'\n").get("storage.mount_options"), nullptr);
+}
+
 TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
   const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
   ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
