@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 
 #include "dataset.h"
 #include "nodeprobe/atomic_file.h"
+#include "nodeprobe/fs_root.h"
 #include "nodeprobe/safe_remove.h"
 #include "nodeprobe/size.h"
 
@@ -260,23 +260,23 @@ PrepareResult prepare_dataset(const PrepareOptions& opt, Clock& clock, std::ostr
     lengths[i] = sample_length(i, opt.size, opt.spread_pct, opt.seed, align);
 
   PrepareResult res;
-  struct statvfs vfs {};
-  if (::statvfs(dir.c_str(), &vfs) != 0) {
+  const std::optional<FsSpace> vfs = fs_space(dir);
+  if (!vfs) {
     const int err = errno;
     undo_dir();
     NP_IO_FAIL("statvfs " + dir, err);
   }
-  const SpaceNeed need = space_needed(lengths, files, opt.shards, vfs.f_frsize);
+  const SpaceNeed need = space_needed(lengths, files, opt.shards, vfs->block_size);
   res.need_bytes = need.bytes;
-  res.free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  res.free_bytes = vfs->free_bytes;
   if (opt.space_check) {
     std::string why;
     if (need.bytes > res.free_bytes)
       why = "the dataset needs " + format_size(static_cast<double>(need.bytes)) + ", " +
             format_size(static_cast<double>(res.free_bytes)) + " free";
-    else if (vfs.f_files > 0 && need.inodes > vfs.f_favail)
+    else if (vfs->inodes > 0 && need.inodes > vfs->free_inodes)
       why = "the dataset needs " + std::to_string(need.inodes) + " inodes, " +
-            std::to_string(vfs.f_favail) + " free";
+            std::to_string(vfs->free_inodes) + " free";
     if (!why.empty()) {
       undo_dir();
       throw InputError("not enough space in " + dir + ": " + why + " (nothing written)");

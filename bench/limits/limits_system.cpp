@@ -7,7 +7,6 @@
 #include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,16 +36,7 @@ std::optional<RLimit> LiveSystem::rlimit(int resource) const {
   return RLimit{from_rlim(rl.rlim_cur), from_rlim(rl.rlim_max)};
 }
 
-std::optional<FsUsage> LiveSystem::fs_usage(const std::string& path) const {
-  struct statvfs st {};
-  if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
-  FsUsage u{static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize,
-            static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize};
-  struct stat sb {};
-  if (::stat(path.c_str(), &sb) == 0) u.device = static_cast<std::uint64_t>(sb.st_dev);
-  u.read_only = (st.f_flag & ST_RDONLY) != 0;
-  return u;
-}
+std::optional<FsSpace> LiveSystem::fs_usage(const std::string& path) const { return fs_space(path); }
 
 std::uint64_t LiveSystem::open_descriptors() const {
   std::uint64_t n = 0;

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "nodeprobe/fs_root.h"
+
 namespace nodeprobe::limits {
 
 inline constexpr std::uint64_t kUnlimited = ~std::uint64_t{0};
@@ -15,11 +17,6 @@ struct RLimit {
   std::uint64_t soft = 0, hard = 0;  ///< kUnlimited for RLIM_INFINITY
 };
 
-struct FsUsage {
-  std::uint64_t size_bytes = 0, free_bytes = 0;
-  std::uint64_t device = 0;  ///< st_dev of the path (0: unknown): two paths on one filesystem
-  bool read_only = false;    ///< mounted read-only (ST_RDONLY): nothing writes there
-};
 
 /// Outcome of an active verification.
 struct Active {
@@ -34,7 +31,7 @@ class LimitsSystem {
   virtual ~LimitsSystem() = default;
   /// RLIMIT_MEMLOCK, RLIMIT_NOFILE, RLIMIT_NPROC...
   virtual std::optional<RLimit> rlimit(int resource) const = 0;
-  virtual std::optional<FsUsage> fs_usage(const std::string& path) const = 0;
+  virtual std::optional<FsSpace> fs_usage(const std::string& path) const = 0;
   /// Descriptors this process has open now.
   virtual std::uint64_t open_descriptors() const = 0;
   /// True when the process may lock memory beyond RLIMIT_MEMLOCK.
@@ -53,7 +50,7 @@ class LimitsSystem {
 class LiveSystem final : public LimitsSystem {
  public:
   std::optional<RLimit> rlimit(int resource) const override;
-  std::optional<FsUsage> fs_usage(const std::string& path) const override;
+  std::optional<FsSpace> fs_usage(const std::string& path) const override;
   std::uint64_t open_descriptors() const override;
   bool has_cap_ipc_lock() const override;
   Active try_mlock(std::uint64_t bytes) override;

@@ -1,7 +1,6 @@
 #include "inventory.h"
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -144,9 +143,9 @@ DataDirChoice choose_data_dir(const std::vector<MountEntry>& mounts, const FreeB
 std::optional<double> live_free_bytes(const std::string& dir) {
   struct stat sb {};
   if (::stat(dir.c_str(), &sb) != 0 || !S_ISDIR(sb.st_mode)) return std::nullopt;  // /etc/hosts is a mount point too
-  struct statvfs st {};
-  if (::statvfs(dir.c_str(), &st) != 0 || ::access(dir.c_str(), W_OK) != 0) return std::nullopt;
-  return static_cast<double>(st.f_bavail) * static_cast<double>(st.f_frsize);
+  const auto space = fs_space(dir);
+  if (!space || ::access(dir.c_str(), W_OK) != 0) return std::nullopt;
+  return static_cast<double>(space->free_bytes);
 }
 
 }  // namespace nodeprobe::diag

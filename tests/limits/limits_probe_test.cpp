@@ -20,7 +20,7 @@ class FakeSystem : public LimitsSystem {
   std::map<int, RLimit> rlimits = {{RLIMIT_MEMLOCK, {kUnlimited, kUnlimited}},
                                    {RLIMIT_NOFILE, {65535, 65535}},
                                    {RLIMIT_NPROC, {kUnlimited, kUnlimited}}};
-  std::optional<FsUsage> shm = FsUsage{64 * kGiB, 60 * kGiB};
+  std::optional<FsSpace> shm = FsSpace{64 * kGiB, 60 * kGiB};
   bool cap_ipc_lock = false;
   Active mlock_result{true, 16 * kMiB, ""};
   Active open_result{true, 8192, ""};
@@ -33,8 +33,8 @@ class FakeSystem : public LimitsSystem {
     if (it == rlimits.end()) return std::nullopt;
     return it->second;
   }
-  std::optional<FsUsage> root_fs, tmp_fs;  ///< the root filesystem and /tmp; unset: as /dev/shm
-  std::optional<FsUsage> fs_usage(const std::string& path) const override {
+  std::optional<FsSpace> root_fs, tmp_fs;  ///< the root filesystem and /tmp; unset: as /dev/shm
+  std::optional<FsSpace> fs_usage(const std::string& path) const override {
     auto ends = [&](const std::string& tail) {
       return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
     };
@@ -171,7 +171,7 @@ TEST(LimitsProbe, MissingDevShmOnTheLiveSystemFails) {
 
 TEST(LimitsProbe, DevShmContainerDefaultFails) {
   FakeSystem sys;
-  sys.shm = FsUsage{64 * kMiB, 64 * kMiB};
+  sys.shm = FsSpace{64 * kMiB, 64 * kMiB};
   const ProbeRun r = run_probe(fixture("tuned"), sys);
   const Check& c = r.check("limits.dev_shm.size");
   EXPECT_EQ(c.status, Status::kFail);
@@ -182,16 +182,16 @@ TEST(LimitsProbe, DevShmContainerDefaultFails) {
 
 TEST(LimitsProbe, DevShmSmallButUsableWarns) {
   FakeSystem sys;
-  sys.shm = FsUsage{2 * kGiB, 2 * kGiB};
+  sys.shm = FsSpace{2 * kGiB, 2 * kGiB};
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("limits.dev_shm.size").status, Status::kWarn);
-  sys.shm = FsUsage{64 * kGiB, 100 * kMiB};
+  sys.shm = FsSpace{64 * kGiB, 100 * kMiB};
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("limits.dev_shm.free").status, Status::kWarn);
 }
 
 TEST(LimitsProbe, AFullRootOrTmpFilesystemIsStorageFullAndOneFilesystemIsOneCheck) {
   FakeSystem sys;
-  sys.root_fs = FsUsage{100 * kGiB, 512 * kMiB, 2049, false};
-  sys.tmp_fs = FsUsage{100 * kGiB, 512 * kMiB, 2049, false};  // /tmp on the root filesystem
+  sys.root_fs = FsSpace{100 * kGiB, 512 * kMiB, 2049, false};
+  sys.tmp_fs = FsSpace{100 * kGiB, 512 * kMiB, 2049, false};  // /tmp on the root filesystem
   ProbeRun r = run_probe(fixture("tuned"), sys);
   const Check& root = r.check("disk.root.free");
   EXPECT_EQ(root.status, Status::kFail);
@@ -202,14 +202,14 @@ TEST(LimitsProbe, AFullRootOrTmpFilesystemIsStorageFullAndOneFilesystemIsOneChec
   EXPECT_THROW(r.check("disk.tmp.free"), std::runtime_error) << "the same filesystem is checked once";
   EXPECT_EQ(r.result.environment.count("disk.root.free"), 0u) << "free space is state, not a setting";
   // A separate /tmp with 5 GiB left warns; the root with room passes.
-  sys.root_fs = FsUsage{100 * kGiB, 60 * kGiB, 2049, false};
-  sys.tmp_fs = FsUsage{8 * kGiB, 5 * kGiB, 31, false};
+  sys.root_fs = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};
+  sys.tmp_fs = FsSpace{8 * kGiB, 5 * kGiB, 31, false};
   r = run_probe(fixture("tuned"), sys);
   EXPECT_EQ(r.check("disk.root.free").status, Status::kPass);
   EXPECT_TRUE(r.check("disk.root.free").fix.empty());
   EXPECT_EQ(r.check("disk.tmp.free").status, Status::kWarn);
   // A read-only root (an immutable OS image) is full by design: not judged.
-  sys.root_fs = FsUsage{2 * kGiB, 0, 2049, true};
+  sys.root_fs = FsSpace{2 * kGiB, 0, 2049, true};
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("disk.root.free").status, Status::kSkip);
   // No answer at all is a skip with the reason, never a pass.
   sys.root_fs.reset();

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,6 +110,23 @@ std::string selected_word(const std::string& s) {
   const auto b = s.find('['), e = s.find(']');
   if (b != std::string::npos && e != std::string::npos && e > b) return s.substr(b + 1, e - b - 1);
   return trim(s);
+}
+
+std::optional<FsSpace> fs_space(const std::string& path) {
+  struct statvfs st {};
+  if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
+  FsSpace s;
+  s.block_size = st.f_frsize;
+  s.size_bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
+  s.free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+  s.read_only = (st.f_flag & ST_RDONLY) != 0;
+  s.inodes = st.f_files;
+  s.free_inodes = st.f_favail;
+  const int saved = errno;
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) == 0) s.device = static_cast<std::uint64_t>(sb.st_dev);
+  errno = saved;
+  return s;
 }
 
 }  // namespace nodeprobe

@@ -2,6 +2,7 @@
 /// Reads /proc, /sys and /etc under a configurable root, so unit tests run
 /// the same code over fixture trees (tests/fixtures/...).
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,20 @@ class FsRoot {
  private:
   std::string root_;  // empty for the live system
 };
+
+/// Size and room of the filesystem holding a path (statvfs(3)).
+struct FsSpace {
+  std::uint64_t size_bytes = 0, free_bytes = 0;  ///< free: what an unprivileged writer may use (f_bavail)
+  std::uint64_t device = 0;                      ///< st_dev of the path (0: unknown): two paths on one filesystem
+  bool read_only = false;                        ///< mounted read-only (ST_RDONLY): nothing writes there
+  std::uint64_t block_size = 0;                  ///< f_frsize: the unit files are allocated in
+  std::uint64_t inodes = 0, free_inodes = 0;     ///< f_files, f_favail (inodes = 0: the filesystem has no fixed count)
+};
+/// The filesystem facts of `path` (a live path, not under an FsRoot); nullopt
+/// with errno set when statvfs fails. The one statvfs wrapper: the limits
+/// probe's free-space checks, accept's data-directory choice and the IO
+/// probe's space check all read it here.
+std::optional<FsSpace> fs_space(const std::string& path);
 
 /// Trims ASCII white space on both ends.
 std::string trim(const std::string& s);
