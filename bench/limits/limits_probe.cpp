@@ -3,10 +3,12 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "nodeprobe/fs_root.h"
@@ -237,17 +239,57 @@ void LimitsProbe::check_dev_shm(ProbeContext& ctx, ProbeResult& r) {
 
 // The filesystems a training job writes to without being told where: the
 // root (container layers, pip, conda and Hugging Face caches under /root or
-// /home, default checkpoint and log paths) and /tmp. A full one fails writes
+// /home, default checkpoint and log paths) and /tmp; then the data volumes
+// it is told to use: every other writable local or network filesystem
+// mounted outside the system places (an instance store at /opt/dlami/nvme,
+// FSx for Lustre at /fsx, an NFS /home or /data). A full one fails writes
 // with ENOSPC, which diag names storage.full from the logs; /dev/shm is
-// checked above. /tmp on the root filesystem is one check, not two.
+// checked above. One filesystem is one check, under the first path that
+// reaches it.
+namespace {
+
+// Filesystems whose free space means something for a job's writes: local
+// block filesystems and the network and parallel ones clusters mount. FUSE
+// object-store mounts report a made-up capacity and are left out.
+bool data_fs_type(const std::string& type) {
+  static const std::set<std::string> kData = {"ext2",   "ext3",  "ext4",   "xfs",  "btrfs",  "f2fs",
+                                              "zfs",    "jfs",   "nfs",    "nfs4", "lustre", "beegfs",
+                                              "gpfs",   "wekafs", "cifs",  "smb3", "ceph",   "glusterfs"};
+  return kData.count(type) > 0;
+}
+
+// "/opt/dlami/nvme" -> "opt-dlami-nvme": a check id part (^[a-z][a-z0-9_.-]*$ as a whole).
+std::string mount_id_part(const std::string& dir) {
+  std::string out;
+  for (const char ch : dir.substr(dir.find_first_not_of('/'))) {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    out += c == '/' ? '-' : (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') ? c : '_';
+  }
+  return out;
+}
+
+}  // namespace
+
 void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
   const std::string expected = ">= " + format_bytes(kDiskFreeWarn) + " free";
+  std::vector<std::pair<std::string, std::string>> places = {{"disk.root.free", "/"}, {"disk.tmp.free", "/tmp"}};
+  constexpr std::size_t kMaxDataMounts = 16;  // a report, not an inventory of every volume
+  for (const MountEntry& m : parse_mounts(ctx.fs.read("/proc/self/mounts").value_or(""))) {
+    if (places.size() >= 2 + kMaxDataMounts) break;
+    if (m.dir == "/" || m.dir == "/tmp" || m.dir.empty() || m.dir[0] != '/' || system_mount_dir(m.dir) ||
+        m.dir.rfind("/var/lib/", 0) == 0 || !data_fs_type(m.type) || m.read_only())
+      continue;  // /var/lib/{docker,containerd,kubelet}: container layers and pod volumes, one per container
+    const std::string id = "disk.mount." + mount_id_part(m.dir) + ".free";
+    if (std::none_of(places.begin(), places.end(), [&](const auto& p) { return p.first == id; }))
+      places.emplace_back(id, m.dir);
+  }
   std::vector<std::uint64_t> seen;
-  for (const auto& [name, path] : {std::pair<std::string, std::string>{"root", "/"}, {"tmp", "/tmp"}}) {
-    const std::string id = "disk." + name + ".free";
+  for (const auto& [id, path] : places) {
+    const bool data_mount = id.rfind("disk.mount.", 0) == 0;
     const std::string where = ctx.fs.resolve(path);
     const auto usage = sys_.fs_usage(where);
     if (!usage) {
+      if (data_mount) continue;  // listed in the mount table but not reachable from here (another namespace)
       add_check(r, id, Status::kSkip, "unavailable", expected).detail =
           "statvfs(" + where + "): " + FsRoot::why_unreadable(where);
       continue;

@@ -11,22 +11,6 @@
 #include <sstream>
 
 namespace nodeprobe::diag {
-namespace {
-
-std::string decode_octal(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 GpuInventory gpu_inventory(const FsRoot& fs, const Json& host_gpus) {
   GpuInventory inv;
@@ -83,17 +67,6 @@ EfaInventory efa_inventory(const FsRoot& fs) {
   return inv;
 }
 
-std::vector<MountEntry> parse_mounts(const std::string& text) {
-  std::vector<MountEntry> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const auto f = split_ws(line);
-    if (f.size() < 4) continue;
-    out.push_back({decode_octal(f[0]), decode_octal(f[1]), f[2], f[3]});
-  }
-  return out;
-}
-
 std::string fs_type_of(const std::vector<MountEntry>& mounts, const std::string& dir) {
   std::string type;
   std::size_t best = 0;
@@ -110,17 +83,11 @@ DataDirChoice choose_data_dir(const std::vector<MountEntry>& mounts, const FreeB
   static const std::set<std::string> kMemory = {"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"};
   // System places: a dataset there fills the system volume or lands in a
   // bind mount of it (/run/netns in containers; files such as /etc/hosts).
-  static const char* kSystem[] = {"/boot", "/efi", "/etc", "/usr", "/proc", "/sys", "/dev", "/run", "/var/run", "/snap"};
-  auto system_place = [](const std::string& d) {
-    for (const char* p : kSystem)
-      if (d == p || d.rfind(std::string(p) + "/", 0) == 0) return true;
-    return false;
-  };
   std::string best, best_type;
   double best_free = 0;
   for (const auto& m : mounts) {
-    if (!kLocal.count(m.type) || m.dir == "/" || system_place(m.dir)) continue;
-    if (("," + m.options + ",").find(",ro,") != std::string::npos) continue;
+    if (!kLocal.count(m.type) || m.dir == "/" || system_mount_dir(m.dir)) continue;
+    if (m.read_only()) continue;
     const auto f = free_bytes(m.dir);  // nullopt: a file bind-mounted, or not writable
     if (f && *f > best_free) best = m.dir, best_type = m.type, best_free = *f;
   }

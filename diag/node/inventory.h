@@ -36,12 +36,8 @@ struct EfaInventory {
 /// RDMA devices bound to the "efa" driver (/sys/class/infiniband/*/device/driver).
 EfaInventory efa_inventory(const FsRoot& fs);
 
-struct MountEntry {
-  std::string device, dir, type, options;
-};
-
-/// Parses /proc/self/mounts text (octal escapes such as \040 decoded).
-std::vector<MountEntry> parse_mounts(const std::string& text);
+using nodeprobe::MountEntry;  // nodeprobe/fs_root.h: /proc/self/mounts, parsed once for every reader
+using nodeprobe::parse_mounts;
 
 /// Free bytes of a writable directory, or nullopt (not a directory, not writable).
 using FreeBytesFn = std::function<std::optional<double>(const std::string& dir)>;

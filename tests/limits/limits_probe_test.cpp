@@ -2,10 +2,12 @@
 // pass / warn / fail / skip.
 #include "limits_probe.h"
 #include "nodeprobe/metric_descriptor.h"
+#include "test_support.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -34,10 +36,13 @@ class FakeSystem : public LimitsSystem {
     return it->second;
   }
   std::optional<FsSpace> root_fs, tmp_fs;  ///< the root filesystem and /tmp; unset: as /dev/shm
+  std::map<std::string, FsSpace> mount_fs;  ///< other mount points by their path's tail
   std::optional<FsSpace> fs_usage(const std::string& path) const override {
     auto ends = [&](const std::string& tail) {
       return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
     };
+    for (const auto& [tail, fs] : mount_fs)
+      if (ends(tail)) return fs;
     if (ends("/dev/shm")) return shm;
     if (ends("/tmp")) return tmp_fs ? tmp_fs : shm;
     return root_fs ? root_fs : shm;
@@ -216,6 +221,39 @@ TEST(LimitsProbe, AFullRootOrTmpFilesystemIsStorageFullAndOneFilesystemIsOneChec
   sys.shm.reset();
   sys.tmp_fs.reset();
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("disk.root.free").status, Status::kSkip);
+}
+
+TEST(LimitsProbe, EveryWritableDataVolumeIsCheckedForFreeSpaceOnce) {
+  nodeprobe::testing::TempDir root;
+  std::filesystem::create_directories(root.path() + "/proc/self");
+  nodeprobe::testing::write_file(root.file("proc/self/mounts"),
+                                 "/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"
+                                 "/dev/nvme1n1 /opt/dlami/nvme ext4 rw,noatime 0 0\n"
+                                 "198.18.0.10@tcp:/abcd /fsx lustre rw,flock 0 0\n"
+                                 "/dev/nvme2n1 /datasets xfs ro,relatime 0 0\n"
+                                 "/dev/nvme0n1p1 /data ext4 rw,relatime 0 0\n"
+                                 "overlay /var/lib/docker/overlay2/abc/merged overlay rw 0 0\n"
+                                 "tmpfs /run/user/1000 tmpfs rw 0 0\n"
+                                 "s3fs /mnt/s3 fuse.s3fs rw 0 0\n"
+                                 "/dev/nvme0n1p15 /boot/efi vfat rw 0 0\n");
+  FakeSystem sys;
+  sys.root_fs = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};
+  sys.tmp_fs = sys.root_fs;
+  sys.mount_fs["/opt/dlami/nvme"] = FsSpace{3500 * kGiB, 5 * kGiB, 66305, false};
+  sys.mount_fs["/fsx"] = FsSpace{1200 * kGiB, 512 * kMiB, 51, false};
+  sys.mount_fs["/data"] = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};  // the root filesystem again
+  ProbeRun r = run_probe(root.path(), sys);
+  EXPECT_EQ(r.check("disk.root.free").status, Status::kPass);
+  const Check& nvme = r.check("disk.mount.opt-dlami-nvme.free");
+  EXPECT_EQ(nvme.status, Status::kWarn);
+  EXPECT_EQ(nvme.finding, "storage.full");
+  EXPECT_NE(nvme.fix.find("du -xh --max-depth=2 /opt/dlami/nvme"), std::string::npos) << nvme.fix;
+  EXPECT_EQ(r.check("disk.mount.fsx.free").status, Status::kFail);
+  std::vector<std::string> disks;
+  for (const auto& c : r.result.checks)
+    if (c.id.rfind("disk.", 0) == 0) disks.push_back(c.id);
+  // Read-only, container layers, memory, FUSE object stores and /boot are not judged; /data is the root again.
+  EXPECT_EQ(disks, (std::vector<std::string>{"disk.root.free", "disk.mount.opt-dlami-nvme.free", "disk.mount.fsx.free"}));
 }
 
 TEST(LimitsProbe, MemlockAndNofileBelowRecommendation) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -127,6 +128,43 @@ std::optional<FsSpace> fs_space(const std::string& path) {
   if (::stat(path.c_str(), &sb) == 0) s.device = static_cast<std::uint64_t>(sb.st_dev);
   errno = saved;
   return s;
+}
+
+namespace {
+
+std::string decode_octal(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool MountEntry::read_only() const { return ("," + options + ",").find(",ro,") != std::string::npos; }
+
+std::vector<MountEntry> parse_mounts(const std::string& text) {
+  std::vector<MountEntry> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto f = split_ws(line);
+    if (f.size() < 4) continue;
+    out.push_back({decode_octal(f[0]), decode_octal(f[1]), f[2], f[3]});
+  }
+  return out;
+}
+
+bool system_mount_dir(const std::string& dir) {
+  static const char* kSystem[] = {"/boot", "/efi", "/etc", "/usr", "/proc", "/sys", "/dev", "/run", "/var/run", "/snap"};
+  for (const char* p : kSystem)
+    if (dir == p || dir.rfind(std::string(p) + "/", 0) == 0) return true;
+  return false;
 }
 
 }  // namespace nodeprobe

@@ -49,6 +49,21 @@ struct FsSpace {
 /// probe's space check all read it here.
 std::optional<FsSpace> fs_space(const std::string& path);
 
+/// One line of /proc/self/mounts.
+struct MountEntry {
+  std::string device, dir, type, options;
+  bool read_only() const;  ///< "ro" among the options
+};
+
+/// Parses /proc/self/mounts text (octal escapes such as \040 decoded).
+std::vector<MountEntry> parse_mounts(const std::string& text);
+
+/// A system place no job's data lives in: /boot, /efi, /etc (Docker
+/// bind-mounts files there), /usr, /proc, /sys, /dev, /run (/run/netns is a
+/// bind mount of the root volume in containers), /var/run, /snap, and
+/// anything under them.
+bool system_mount_dir(const std::string& dir);
+
 /// Trims ASCII white space on both ends.
 std::string trim(const std::string& s);
 /// Splits on any run of white space.
