@@ -1007,6 +1007,18 @@ TEST(Rules, APytestFailureIsATracebackAndAMissingFileLockIsTheMount) {
   EXPECT_EQ(analyze("OSError: [Errno 38] Function not implemented: 'io_uring_setup'\n").get("storage.mount_options"), nullptr);
 }
 
+TEST(Rules, SocketsOverInfinibandWithoutLibibverbsAreAFallbackNotAChoice) {
+  const Result r = analyze(
+      "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+      "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0.8001:192.168.10.5<0>\n");
+  ASSERT_EQ(r.cause("efa.fallback_tcp"), "ib_verbs_missing") << r.ids();
+  EXPECT_EQ(r.get("efa.fallback_tcp")->severity, Severity::kInfo) << "one node does not use the network for collectives";
+  EXPECT_EQ(r.get("efa.fallback_tcp")->facts.value("ifname", std::string()), "ib0.8001");
+  // Sockets over ib0 with verbs loadable (NCCL_IB_DISABLE=1, NCCL_NET=Socket) are not judged by this rule.
+  EXPECT_EQ(analyze("node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n").get("efa.fallback_tcp"),
+            nullptr);
+}
+
 TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
   const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
   ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
