@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "nodeprobe/fs_root.h"
@@ -240,28 +239,22 @@ void LimitsProbe::check_dev_shm(ProbeContext& ctx, ProbeResult& r) {
 // The filesystems a training job writes to without being told where: the
 // root (container layers, pip, conda and Hugging Face caches under /root or
 // /home, default checkpoint and log paths) and /tmp; then the data volumes
-// it is told to use: every other writable local or network filesystem
-// mounted outside the system places (an instance store at /opt/dlami/nvme,
-// FSx for Lustre at /fsx, an NFS /home or /data). A full one fails writes
+// it is told to use: every other writable local filesystem mounted outside
+// the system places (an instance store at /opt/dlami/nvme, an EBS volume at
+// /data). Network filesystems (FSx for Lustre, NFS) are left out: statvfs
+// on one whose server hangs blocks, and this probe must answer within its
+// deadline. A full one fails writes
 // with ENOSPC, which diag names storage.full from the logs; /dev/shm is
 // checked above. One filesystem is one check, under the first path that
 // reaches it.
 namespace {
 
-// Filesystems whose free space means something for a job's writes: local
-// block filesystems and the network and parallel ones clusters mount. FUSE
-// object-store mounts report a made-up capacity and are left out.
-bool data_fs_type(const std::string& type) {
-  static const std::set<std::string> kData = {"ext2",   "ext3",  "ext4",   "xfs",  "btrfs",  "f2fs",
-                                              "zfs",    "jfs",   "nfs",    "nfs4", "lustre", "beegfs",
-                                              "gpfs",   "wekafs", "cifs",  "smb3", "ceph",   "glusterfs"};
-  return kData.count(type) > 0;
-}
-
 // "/opt/dlami/nvme" -> "opt-dlami-nvme": a check id part (^[a-z][a-z0-9_.-]*$ as a whole).
 std::string mount_id_part(const std::string& dir) {
   std::string out;
-  for (const char ch : dir.substr(dir.find_first_not_of('/'))) {
+  const std::size_t from = dir.find_first_not_of('/');
+  if (from == std::string::npos) return out;
+  for (const char ch : dir.substr(from)) {
     const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     out += c == '/' ? '-' : (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-') ? c : '_';
   }
@@ -277,10 +270,11 @@ void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
   for (const MountEntry& m : parse_mounts(ctx.fs.read("/proc/self/mounts").value_or(""))) {
     if (places.size() >= 2 + kMaxDataMounts) break;
     if (m.dir == "/" || m.dir == "/tmp" || m.dir.empty() || m.dir[0] != '/' || system_mount_dir(m.dir) ||
-        m.dir.rfind("/var/lib/", 0) == 0 || !data_fs_type(m.type) || m.read_only())
+        m.dir.rfind("/var/lib/", 0) == 0 || !local_block_fs(m.type) || m.read_only())
       continue;  // /var/lib/{docker,containerd,kubelet}: container layers and pod volumes, one per container
-    const std::string id = "disk.mount." + mount_id_part(m.dir) + ".free";
-    if (std::none_of(places.begin(), places.end(), [&](const auto& p) { return p.first == id; }))
+    const std::string part = mount_id_part(m.dir);
+    const std::string id = "disk.mount." + part + ".free";
+    if (!part.empty() && std::none_of(places.begin(), places.end(), [&](const auto& p) { return p.first == id; }))
       places.emplace_back(id, m.dir);
   }
   std::vector<std::uint64_t> seen;

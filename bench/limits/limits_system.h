@@ -17,7 +17,6 @@ struct RLimit {
   std::uint64_t soft = 0, hard = 0;  ///< kUnlimited for RLIM_INFINITY
 };
 
-
 /// Outcome of an active verification.
 struct Active {
   bool ok = false;

@@ -79,14 +79,13 @@ std::string fs_type_of(const std::vector<MountEntry>& mounts, const std::string&
 
 DataDirChoice choose_data_dir(const std::vector<MountEntry>& mounts, const FreeBytesFn& free_bytes,
                               const std::string& tmp) {
-  static const std::set<std::string> kLocal = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "jfs"};
   static const std::set<std::string> kMemory = {"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"};
   // System places: a dataset there fills the system volume or lands in a
   // bind mount of it (/run/netns in containers; files such as /etc/hosts).
   std::string best, best_type;
   double best_free = 0;
   for (const auto& m : mounts) {
-    if (!kLocal.count(m.type) || m.dir == "/" || system_mount_dir(m.dir)) continue;
+    if (!local_block_fs(m.type) || m.dir == "/" || system_mount_dir(m.dir)) continue;
     if (m.read_only()) continue;
     const auto f = free_bytes(m.dir);  // nullopt: a file bind-mounted, or not writable
     if (f && *f > best_free) best = m.dir, best_type = m.type, best_free = *f;

@@ -926,12 +926,14 @@ TEST(Rules, AFullFilesystemIsStorageFullAndAFullDevShmStaysSharedMemory) {
 
 TEST(Rules, DfShowingAFullDiskIsStorageFullButReadOnlyImagesAndRoomyVolumesAreNot) {
   // df -h: the root filesystem at 100% is full (error); 98% with under 2 GiB left is nearly full (warn).
-  const Result full = analyze("Filesystem      Size  Used Avail Use% Mounted on\n/dev/sda1        58G   58G     0 100% /\n");
-  ASSERT_NE(full.get("storage.full"), nullptr) << full.ids();
-  EXPECT_EQ(full.get("storage.full")->severity, Severity::kError);
-  const Result nearly = analyze("/dev/sda1        58G   57G  1.4G  98% /\n");
-  ASSERT_NE(nearly.get("storage.full"), nullptr) << nearly.ids();
-  EXPECT_EQ(nearly.get("storage.full")->severity, Severity::kWarn);
+  for (const auto& [rows, severity] :
+       {std::pair<const char*, Severity>{"Filesystem      Size  Used Avail Use% Mounted on\n/dev/sda1        58G   58G     0 100% /\n",
+                                         Severity::kError},
+        {"/dev/sda1        58G   57G  1.4G  98% /\n", Severity::kWarn}}) {
+    const Result r = analyze(rows);
+    ASSERT_NE(r.get("storage.full"), nullptr) << rows << r.ids();
+    EXPECT_EQ(r.get("storage.full")->severity, severity) << rows;
+  }
   // Snaps and ISO images mount loop devices at 100% by design; /boot/efi is not where a job writes; a large
   // volume at 98% with hundreds of GB left is not judged.
   const Result quiet = analyze(

@@ -223,7 +223,7 @@ TEST(LimitsProbe, AFullRootOrTmpFilesystemIsStorageFullAndOneFilesystemIsOneChec
   EXPECT_EQ(run_probe(fixture("tuned"), sys).check("disk.root.free").status, Status::kSkip);
 }
 
-TEST(LimitsProbe, EveryWritableDataVolumeIsCheckedForFreeSpaceOnce) {
+TEST(LimitsProbe, EveryWritableLocalDataVolumeIsCheckedForFreeSpaceOnce) {
   nodeprobe::testing::TempDir root;
   std::filesystem::create_directories(root.path() + "/proc/self");
   nodeprobe::testing::write_file(root.file("proc/self/mounts"),
@@ -240,7 +240,7 @@ TEST(LimitsProbe, EveryWritableDataVolumeIsCheckedForFreeSpaceOnce) {
   sys.root_fs = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};
   sys.tmp_fs = sys.root_fs;
   sys.mount_fs["/opt/dlami/nvme"] = FsSpace{3500 * kGiB, 5 * kGiB, 66305, false};
-  sys.mount_fs["/fsx"] = FsSpace{1200 * kGiB, 512 * kMiB, 51, false};
+  sys.mount_fs["/fsx"] = FsSpace{1200 * kGiB, 512 * kMiB, 51, false};  // full, but never asked
   sys.mount_fs["/data"] = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};  // the root filesystem again
   ProbeRun r = run_probe(root.path(), sys);
   EXPECT_EQ(r.check("disk.root.free").status, Status::kPass);
@@ -248,12 +248,12 @@ TEST(LimitsProbe, EveryWritableDataVolumeIsCheckedForFreeSpaceOnce) {
   EXPECT_EQ(nvme.status, Status::kWarn);
   EXPECT_EQ(nvme.finding, "storage.full");
   EXPECT_NE(nvme.fix.find("du -xh --max-depth=2 /opt/dlami/nvme"), std::string::npos) << nvme.fix;
-  EXPECT_EQ(r.check("disk.mount.fsx.free").status, Status::kFail);
   std::vector<std::string> disks;
   for (const auto& c : r.result.checks)
     if (c.id.rfind("disk.", 0) == 0) disks.push_back(c.id);
-  // Read-only, container layers, memory, FUSE object stores and /boot are not judged; /data is the root again.
-  EXPECT_EQ(disks, (std::vector<std::string>{"disk.root.free", "disk.mount.opt-dlami-nvme.free", "disk.mount.fsx.free"}));
+  // Read-only, container layers, memory, FUSE object stores and /boot are not judged; /data is the root
+  // again; Lustre (a network filesystem: statvfs blocks while its server hangs) is left out.
+  EXPECT_EQ(disks, (std::vector<std::string>{"disk.root.free", "disk.mount.opt-dlami-nvme.free"}));
 }
 
 TEST(LimitsProbe, MemlockAndNofileBelowRecommendation) {

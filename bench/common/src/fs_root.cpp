@@ -160,6 +160,11 @@ std::vector<MountEntry> parse_mounts(const std::string& text) {
   return out;
 }
 
+bool local_block_fs(const std::string& type) {
+  static const char* kLocal[] = {"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "zfs", "jfs"};
+  return std::any_of(std::begin(kLocal), std::end(kLocal), [&](const char* k) { return type == k; });
+}
+
 bool system_mount_dir(const std::string& dir) {
   static const char* kSystem[] = {"/boot", "/efi", "/etc", "/usr", "/proc", "/sys", "/dev", "/run", "/var/run", "/snap"};
   for (const char* p : kSystem)

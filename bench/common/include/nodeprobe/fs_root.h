@@ -58,6 +58,12 @@ struct MountEntry {
 /// Parses /proc/self/mounts text (octal escapes such as \040 decoded).
 std::vector<MountEntry> parse_mounts(const std::string& text);
 
+/// A local block-device filesystem (ext2/3/4, xfs, btrfs, f2fs, zfs, jfs):
+/// statvfs answers from the kernel. Network filesystems (NFS, Lustre, ...)
+/// are not: a hung server blocks statvfs, so probes that must not hang
+/// leave them out.
+bool local_block_fs(const std::string& type);
+
 /// A system place no job's data lives in: /boot, /efi, /etc (Docker
 /// bind-mounts files there), /usr, /proc, /sys, /dev, /run (/run/netns is a
 /// bind mount of the root volume in containers), /var/run, /snap, and
