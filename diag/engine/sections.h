@@ -34,6 +34,10 @@ void add(SourceResult& r, const std::string& id, const std::string& cause, Sever
 void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r);
 void nvidia_smi_query(const std::vector<Line>& lines, const Playbook& pb, SourceResult& r);
 void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r);
+// A program's own CUDA driver and runtime versions printed as a pair
+// (deviceQuery's "CUDA Driver Version / Runtime Version", "CUDA driver
+// version: X" beside "CUDA runtime version: Y"): a runtime newer than the driver.
+void cuda_version_pair(const std::vector<Line>& lines, SourceResult& r);
 void lspci_links(const std::vector<Line>& lines, SourceResult& r);
 // The commands that print a sysctl's bare value on the next line
 // (sysctl_values reads both; report_sections looks for them first).

@@ -6,6 +6,7 @@
 #include <map>
 #include <utility>
 
+#include "host_checks.h"
 #include "playbook.h"
 #include "sections.h"
 #include "text_util.h"
@@ -107,11 +108,15 @@ void nvidia_smi_table(const std::vector<Line>& lines, SourceResult& r) {
   long long last_gpu = -1;  // the index of the GPU whose rows these are
   for (const auto& l : lines) {
     const std::string_view t = l.text;
-    if (contains(t, "NVIDIA-SMI ") && contains(t, "Driver Version")) {
+    // The header names the versions "Driver Version" and "CUDA Version";
+    // from R610 on, "KMD Version" and "CUDA UMD Version" (the kernel- and
+    // user-mode drivers' own versions, NVIDIA's nvidia-smi documentation).
+    const bool kmd = contains(t, "KMD Version");
+    if (contains(t, "NVIDIA-SMI ") && (kmd || contains(t, "Driver Version"))) {
       in_table = 0;
       last_gpu = -1;
-      r.host.smi_driver_version = value_after(t, "Driver Version");
-      const std::string cuda = value_after(t, "CUDA Version");
+      r.host.smi_driver_version = value_after(t, kmd ? "KMD Version" : "Driver Version");
+      const std::string cuda = value_after(t, contains(t, "CUDA UMD Version") ? "CUDA UMD Version" : "CUDA Version");
       if (!cuda.empty() && cuda != "N/A") r.host.driver_cuda = cuda;
       if (!r.host.gpus_visible) r.host.gpus_visible = 0;
       continue;
@@ -204,8 +209,12 @@ void nvidia_smi_query(const std::vector<Line>& lines, const Playbook& pb, Source
       return std::any_of(stack.begin(), stack.end(), [&](const auto& s) { return contains(s.second, section); });
     };
     if (stack.empty()) {
-      if (key == "Driver Version") r.host.smi_driver_version = value;
-      else if (key == "CUDA Version" && value != "N/A") r.host.driver_cuda = value;
+      // R610 prints "KMD Version" and "CUDA UMD Version" beside the old keys
+      // (deprecated) and later alone: the new ones win.
+      if (key == "KMD Version" || (key == "Driver Version" && !r.host.smi_driver_version))
+        r.host.smi_driver_version = value;
+      else if ((key == "CUDA UMD Version" || (key == "CUDA Version" && !r.host.driver_cuda)) && value != "N/A")
+        r.host.driver_cuda = value;
       else if (key == "Attached GPUs" && leading_number(value) >= 0)
         r.host.gpus_visible = static_cast<int>(leading_number(value));
       continue;
@@ -246,6 +255,79 @@ void nvidia_smi_query(const std::vector<Line>& lines, const Playbook& pb, Source
           {{"gpu", gpu.id}, {"detail", "nvidia-smi -q Fabric Status: " + value}});
   }
   flush();
+}
+
+// A CUDA version as programs print it: "11.2", "12.4.131", or the
+// cudaDriverGetVersion number ("11020"); "" where the text is none of those
+// (a driver version such as 460.32 is not a CUDA version).
+std::string cuda_version_token(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  const std::string_view v = s.substr(0, i);
+  if (v.empty() || v.front() == '.') return "";
+  const std::size_t dot = v.find('.');
+  if (dot == std::string_view::npos) return v.size() == 5 ? std::string(v) : "";  // 11020
+  if (dot > 2 || dot + 1 >= v.size() || !std::isdigit(static_cast<unsigned char>(v[dot + 1]))) return "";
+  return std::string(v);
+}
+
+void cuda_version_pair(const std::vector<Line>& lines, SourceResult& r) {
+  std::string driver, runtime;
+  const Line* at = nullptr;  // the later line of the pair
+  for (const auto& l : lines) {
+    if (l.text.size() > 400) continue;
+    std::string t(l.text);
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    // deviceQuery: "CUDA Driver Version / Runtime Version          12.2 / 12.4"
+    const std::size_t p = t.find("cuda driver version / runtime version");
+    if (p != std::string::npos) {
+      const std::string_view rest = trim(std::string_view(t).substr(p + 37));
+      const std::string d = cuda_version_token(rest);
+      const std::size_t slash = rest.find(" / ");
+      const std::string rt = slash == std::string_view::npos ? "" : cuda_version_token(rest.substr(slash + 3));
+      if (!d.empty() && !rt.empty()) {
+        driver = d;
+        runtime = rt;
+        at = &l;
+      }
+      continue;
+    }
+    // "Cuda driver version: 11.2", "CUDA runtime API version: 11.4",
+    // "Installed CUDA runtime version: 11.7", "CUDA Driver Version: 13000"
+    const auto after = [&](std::string_view key) -> std::string {
+      const std::size_t k = t.find(key);
+      if (k == std::string::npos) return "";
+      std::string_view rest = std::string_view(t).substr(k + key.size());
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':' || rest.front() == '=')) rest.remove_prefix(1);
+      if (starts_with(rest, "is ")) rest.remove_prefix(3);
+      return cuda_version_token(rest);
+    };
+    if (std::string d = after("cuda driver version"); !d.empty()) {
+      driver = d;
+      at = &l;
+    }
+    for (std::string_view key : {"cuda runtime api version", "cuda runtime version"})
+      if (std::string rt = after(key); !rt.empty()) {
+        runtime = rt;
+        at = &l;
+        break;
+      }
+  }
+  // One program's own pair only: a runtime beside nvidia-smi's driver CUDA
+  // (PyTorch's collect_env prints the toolkit on PATH as "CUDA runtime
+  // version") is not what that program runs.
+  int rmaj = 0, rmin = 0, dmaj = 0, dmin = 0;
+  if (driver.empty() || runtime.empty() || !cuda_version(runtime, &rmaj, &rmin) || !cuda_version(driver, &dmaj, &dmin))
+    return;
+  const Json facts = {{"runtime_cuda", std::to_string(rmaj) + "." + std::to_string(rmin)},
+                      {"driver_cuda", std::to_string(dmaj) + "." + std::to_string(dmin)}};
+  // A newer major needs a newer driver. A newer minor runs through
+  // minor-version compatibility (only PTX JIT of newer code fails), and the
+  // program that printed the pair ran: info.
+  if (rmaj > dmaj)
+    add(r, "gpu.cuda_driver_insufficient", "", Severity::kUnknown, *at, facts);
+  else if (rmaj == dmaj && rmin > dmin)
+    add(r, "gpu.cuda_driver_insufficient", "minor_version", Severity::kInfo, *at, facts);
 }
 
 void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r) {

@@ -167,14 +167,16 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   const bool ver = has("NVRM version:") || has("vermagic:") || has("modinfo: ERROR"), facts = has("# nodeprobe facts");
   const bool kpkg = has("kernel-devel") || has("kernel-rt-devel") || has("linux-headers-");
   const bool mem = has(" avail Mem") || has("MemAvailable:") || (has("available") && has("Mem:"));
+  const bool cudaver = (has("untime version") || has("untime Version") || has("untime API version")) &&
+                       (has("river version") || has("river Version"));
   const bool soft = doc.size() < (1u << 20) && !doc.empty();
   if (!(smi || smiq || smil || lspci || sysctl || ulimit || limits || limit_conf || mnt || fi || ver || facts || mem || kpkg ||
-        soft))
+        cudaver || soft))
     return;
   // Wrappers off only where a table, listing or -q output may be read: the
   // generic markers (a "/dev/" path, " = ", a small file) are everywhere and
   // their parsers read whole words.
-  const bool strip = smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem || kpkg;
+  const bool strip = smi || smiq || smil || lspci || ulimit || limits || limit_conf || fi || ver || facts || mem || kpkg || cudaver;
   const std::vector<Line> raw = strip ? std::vector<Line>() : split_lines(doc, false);
   const std::vector<Line>& lines = strip ? stripped_lines() : raw;
   if (smi) nvidia_smi_table(lines, r);
@@ -192,6 +194,7 @@ void parse_sections(std::string_view doc, const std::string& source, const Playb
   if (kpkg) kernel_packages(lines, r);
   if (facts) node_facts(lines, r);
   if (mem) memory_snapshot(lines, r);
+  if (cudaver) cuda_version_pair(lines, r);
 }
 
 std::string detect_kind(std::string_view head) {
@@ -209,7 +212,7 @@ std::string detect_kind(std::string_view head) {
   if (b != std::string_view::npos && head[b] == '{' && has("\"schema\": \"nodeprobe.")) return "nodeprobe-json";
   if (has("# nodeprobe facts")) return "facts";
   if (has("NVSMI LOG")) return "nvidia-smi-q";
-  if (has("NVIDIA-SMI ") && has("Driver Version")) return "nvidia-smi";
+  if (has("NVIDIA-SMI ") && (has("Driver Version") || has("KMD Version"))) return "nvidia-smi";
   if (has("(UUID: GPU-")) return "nvidia-smi-L";
   if (has("NVRM version:")) return "nvidia-proc-version";
   if (has("vermagic:")) return "modinfo";

@@ -99,6 +99,55 @@ TEST(Sections, NvidiaSmiTable) {
   EXPECT_TRUE(parse(err).findings.has("gpu.not_found", "device_error"));
 }
 
+// From R610 the header says "KMD Version" and "CUDA UMD Version" (the old
+// names stay in -q, deprecated, and the new ones win); every row is read
+// as before.
+TEST(Sections, NvidiaSmiR610VersionNames) {
+  std::string smi = kSmi;
+  const std::string old = "Driver Version: 535.54.03    CUDA Version: 12.2";
+  smi.replace(smi.find(old), old.size(), "KMD Version: 610.43.02     CUDA UMD Version: 13.3");
+  SourceResult r = parse(smi);
+  EXPECT_EQ(r.kind, "nvidia-smi");
+  ASSERT_TRUE(r.host.gpus_visible);
+  EXPECT_EQ(*r.host.gpus_visible, 2);
+  EXPECT_EQ(*r.host.smi_driver_version, "610.43.02");
+  EXPECT_EQ(*r.host.driver_cuda, "13.3");
+  r = parse(
+      "==============NVSMI LOG==============\n"
+      "Driver Version                            : 610.43.02\n"
+      "KMD Version                               : 610.43.03\n"
+      "CUDA Version                              : 13.2\n"
+      "CUDA UMD Version                          : 13.3\n"
+      "Attached GPUs                             : 1\n");
+  EXPECT_EQ(*r.host.smi_driver_version, "610.43.03");
+  EXPECT_EQ(*r.host.driver_cuda, "13.3");
+}
+
+// A program's own CUDA driver and runtime versions, printed as a pair: a
+// newer runtime major is the driver's fault; a newer minor runs through
+// minor-version compatibility (info). A runtime without the program's own
+// driver line (collect_env's toolkit beside nvidia-smi) is no pair.
+TEST(Sections, CudaDriverAndRuntimeVersionPair) {
+  const auto got = [](const std::string& text) {
+    const SourceResult r = parse(text);
+    for (const auto& [key, a] : r.findings.all())
+      if (key.id == "gpu.cuda_driver_insufficient") return key.cause + "/" + std::string(to_string(a.severity));
+    return std::string("none");
+  };
+  EXPECT_EQ(got("00:00:00 [2022-05-03 15:10:57.644] Cuda driver version: 11.2\n"
+                "00:00:00 [2022-05-03 15:10:57.644] Cuda runtime API version: 11.4\n"
+                "00:00:00 [2022-05-03 15:10:57.644] No devices are set\n"),
+            "minor_version/info");
+  EXPECT_EQ(got("  CUDA Driver Version / Runtime Version          11.4 / 12.2\n"), "/unknown");
+  EXPECT_EQ(got("CUDA Runtime Version: 12010\nCUDA Driver Version: 12000\n"), "minor_version/info");
+  EXPECT_EQ(got("Installed CUDA runtime version: 11.7\nInstalled CUDA driver version: 12.2\n"), "none");
+  EXPECT_EQ(got("  CUDA Driver Version / Runtime Version          12.2 / 12.2\n"), "none");
+  EXPECT_EQ(got(std::string(kSmi).replace(std::string(kSmi).find("12.2"), 4, "12.0") +
+                "CUDA runtime version: 12.1.105\nNvidia driver version: 535.54.03\n"),
+            "none");
+  EXPECT_EQ(got("NVIDIA driver version: 352.39\nCUDA Runtime version: 7.5.0\n"), "none");
+}
+
 // A GPU's rows pasted without the table's header still say which GPU is in
 // an error state (not how many GPUs there are); an unreadable power draw
 // alone is one sensor that did not answer: info, with the field named.
