@@ -46,6 +46,15 @@ bool cuda_version(const std::string& s, int* major, int* minor) {
   return true;
 }
 
+std::optional<std::string> cuda_runtime_newer(const std::string& runtime, const std::string& driver, Json* facts) {
+  int rmaj = 0, rmin = 0, dmaj = 0, dmin = 0;
+  if (!cuda_version(runtime, &rmaj, &rmin) || !cuda_version(driver, &dmaj, &dmin)) return std::nullopt;
+  if (rmaj < dmaj || (rmaj == dmaj && rmin <= dmin)) return std::nullopt;
+  *facts = {{"runtime_cuda", std::to_string(rmaj) + "." + std::to_string(rmin)},
+            {"driver_cuda", std::to_string(dmaj) + "." + std::to_string(dmin)}};
+  return rmaj > dmaj ? std::string() : std::string("minor_version");
+}
+
 // The control register as lspci -vv prints it ("SrcValid+ TransBlk- ReqRedir+ ...").
 std::string acs_control_text(unsigned ctl) {
   static const char* const kNames[] = {"SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl",
@@ -130,18 +139,11 @@ void host_checks(const HostObs& h, const std::string& instance_type, const Playb
         "nvidia.ko vermagic " + *h.module_vermagic_kernel + ", running kernel " + *h.kernel_release,
         {{"module_kernel", *h.module_vermagic_kernel}, {"running_kernel", *h.kernel_release}});
   // ---- CUDA runtime vs driver ----------------------------------------------------------------
-  int rmaj = 0, rmin = 0, dmaj = 0, dmin = 0;
-  if (h.cuda_runtime && h.driver_cuda && cuda_version(*h.cuda_runtime, &rmaj, &rmin) &&
-      cuda_version(*h.driver_cuda, &dmaj, &dmin)) {
-    const Json facts = {{"runtime_cuda", std::to_string(rmaj) + "." + std::to_string(rmin)},
-                        {"driver_cuda", std::to_string(dmaj) + "." + std::to_string(dmin)}};
-    if (rmaj > dmaj)
-      add(out, "gpu.cuda_driver_insufficient", "", Severity::kUnknown,
-          "CUDA runtime " + *h.cuda_runtime + ", driver supports CUDA " + *h.driver_cuda, facts);
-    else if (rmaj == dmaj && rmin > dmin)
-      add(out, "gpu.cuda_driver_insufficient", "minor_version", Severity::kUnknown,
-          "CUDA runtime " + *h.cuda_runtime + ", driver supports CUDA " + *h.driver_cuda, facts);
-  }
+  Json cuda_facts;
+  if (h.cuda_runtime && h.driver_cuda)
+    if (const auto cause = cuda_runtime_newer(*h.cuda_runtime, *h.driver_cuda, &cuda_facts))
+      add(out, "gpu.cuda_driver_insufficient", *cause, Severity::kUnknown,
+          "CUDA runtime " + *h.cuda_runtime + ", driver supports CUDA " + *h.driver_cuda, cuda_facts);
   // ---- NVSwitch fabric: Fabric Manager running, at the driver's version ---------------------
   const bool nvswitch = (h.nvswitches && *h.nvswitches > 0) || (ii && ii->nvswitch);
   if (nvswitch && h.fm_load_state && *h.fm_load_state == "not-found")

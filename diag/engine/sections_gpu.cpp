@@ -316,18 +316,13 @@ void cuda_version_pair(const std::vector<Line>& lines, SourceResult& r) {
   // One program's own pair only: a runtime beside nvidia-smi's driver CUDA
   // (PyTorch's collect_env prints the toolkit on PATH as "CUDA runtime
   // version") is not what that program runs.
-  int rmaj = 0, rmin = 0, dmaj = 0, dmin = 0;
-  if (driver.empty() || runtime.empty() || !cuda_version(runtime, &rmaj, &rmin) || !cuda_version(driver, &dmaj, &dmin))
-    return;
-  const Json facts = {{"runtime_cuda", std::to_string(rmaj) + "." + std::to_string(rmin)},
-                      {"driver_cuda", std::to_string(dmaj) + "." + std::to_string(dmin)}};
+  if (driver.empty() || runtime.empty()) return;
   // A newer major needs a newer driver. A newer minor runs through
   // minor-version compatibility (only PTX JIT of newer code fails), and the
   // program that printed the pair ran: info.
-  if (rmaj > dmaj)
-    add(r, "gpu.cuda_driver_insufficient", "", Severity::kUnknown, *at, facts);
-  else if (rmaj == dmaj && rmin > dmin)
-    add(r, "gpu.cuda_driver_insufficient", "minor_version", Severity::kInfo, *at, facts);
+  Json facts;
+  if (const auto cause = cuda_runtime_newer(runtime, driver, &facts))
+    add(r, "gpu.cuda_driver_insufficient", *cause, cause->empty() ? Severity::kUnknown : Severity::kInfo, *at, facts);
 }
 
 void nvidia_smi_list(const std::vector<Line>& lines, SourceResult& r) {
