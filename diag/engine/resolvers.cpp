@@ -140,6 +140,12 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     add_from_signal(r, "efa.fallback_tcp", "ofi_tcp", Severity::kUnknown, "nccl.ofi_tcp",
                     r.signals.at("nccl.ofi_tcp").facts);
 
+  // IPoIB sockets without libibverbs (the rule's info): across nodes every
+  // collective crosses them over TCP on the InfiniBand port, a warning; on
+  // one node only the bootstrap does. Not where the user chose sockets.
+  if (has_signal(r, "nccl.multi_node") && !has_signal(r, "nccl.socket_chosen"))
+    if (Accum* a = r.findings.find("efa.fallback_tcp", "ib_verbs_missing")) a->severity = Severity::kWarn;
+
   // The NVML library version printed after a mismatch belongs to it.
   if (has_signal(r, "nvml.lib_version")) {
     const Json& sf = r.signals.at("nvml.lib_version").facts;
