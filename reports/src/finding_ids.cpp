@@ -62,6 +62,9 @@ const std::vector<FindingKind>& finding_vocabulary() {
       // Added by issue 13: a full filesystem (ENOSPC, EDQUOT, Kubernetes disk pressure) outside
       // /dev/shm, which limits.shm names; nodeprobe-limits also checks the root and /tmp filesystems.
       {"storage.full", "A filesystem is full", Severity::kError},
+      // Added by issue 13: profilers refused the GPU's performance counters (ERR_NVGPUCTRPERM,
+      // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): NVreg_RestrictProfilingToAdminUsers.
+      {"gpu.profiling_restricted", "GPU performance counters restricted to administrators", Severity::kInfo},
   };
   return v;
 }

@@ -1039,6 +1039,24 @@ TEST(Rules, SocketsOverInfinibandWithoutLibibverbsAreAFallbackNotAChoice) {
             nullptr);
 }
 
+// A profiler refused the performance counters (the driver's default for
+// non-administrators): named at info with the module parameter's remedy,
+// never a node fault.
+TEST(Rules, ProfilerCountersRestrictedToAdministratorsAreInfo) {
+  for (const std::string line :
+       {"==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on "
+        "the target device 0.\n",
+        "==708142== Warning: ERR_NVGPUCTRPERM - The user does not have permission to profile on the target device.\n",
+        "E cupti_error_manager.cc:194] cuptiActivityEnable: error 35: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES\n"}) {
+    const Result r = analyze(line);
+    ASSERT_NE(r.get("gpu.profiling_restricted"), nullptr) << line << r.ids();
+    EXPECT_EQ(r.get("gpu.profiling_restricted")->severity, Severity::kInfo) << line;
+    EXPECT_NE(r.get("gpu.profiling_restricted")->remedy.at(1).find("NVreg_RestrictProfilingToAdminUsers=0"),
+              std::string::npos);
+  }
+  EXPECT_EQ(analyze("RmProfilingAdminOnly: 0\n").get("gpu.profiling_restricted"), nullptr);
+}
+
 TEST(Rules, ADisplayWatchdogStoppingAKernelIsNamedAsTheWatchdog) {
   const Result r = analyze("RuntimeError: CUDA error: the launch timed out and was terminated\n");
   ASSERT_NE(r.get("gpu.xid"), nullptr) << r.ids();
