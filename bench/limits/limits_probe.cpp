@@ -269,8 +269,7 @@ void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
   constexpr std::size_t kMaxDataMounts = 16;  // a report, not an inventory of every volume
   for (const MountEntry& m : parse_mounts(ctx.fs.read("/proc/self/mounts").value_or(""))) {
     if (places.size() >= 2 + kMaxDataMounts) break;
-    if (m.dir == "/" || m.dir == "/tmp" || m.dir.empty() || m.dir[0] != '/' || system_mount_dir(m.dir) ||
-        m.dir.rfind("/var/lib/", 0) == 0 || !local_block_fs(m.type) || m.read_only())
+    if (!data_volume(m) || m.dir == "/tmp" || m.dir.empty() || m.dir[0] != '/' || m.dir.rfind("/var/lib/", 0) == 0)
       continue;  // /var/lib/{docker,containerd,kubelet}: container layers and pod volumes, one per container
     const std::string part = mount_id_part(m.dir);
     const std::string id = "disk.mount." + part + ".free";

@@ -258,17 +258,12 @@ void nvidia_smi_query(const std::vector<Line>& lines, const Playbook& pb, Source
 }
 
 // A CUDA version as programs print it: "11.2", "12.4.131", or the
-// cudaDriverGetVersion number ("11020"); "" where the text is none of those
-// (a driver version such as 460.32 is not a CUDA version).
+// cudaDriverGetVersion number ("11020"), read by cuda_version; "" where the
+// text is none of those (a driver version such as 460.32 is not a CUDA version).
 std::string cuda_version_token(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  const std::string_view v = s.substr(0, i);
-  if (v.empty() || v.front() == '.') return "";
-  const std::size_t dot = v.find('.');
-  if (dot == std::string_view::npos) return v.size() == 5 ? std::string(v) : "";  // 11020
-  if (dot > 2 || dot + 1 >= v.size() || !std::isdigit(static_cast<unsigned char>(v[dot + 1]))) return "";
-  return std::string(v);
+  const std::string v(s.substr(0, std::min(s.find_first_not_of("0123456789."), s.size())));
+  int major = 0, minor = 0;
+  return !v.empty() && v.front() != '.' && cuda_version(v, &major, &minor) && major < 100 ? v : "";
 }
 
 void cuda_version_pair(const std::vector<Line>& lines, SourceResult& r) {

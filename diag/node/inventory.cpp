@@ -85,8 +85,7 @@ DataDirChoice choose_data_dir(const std::vector<MountEntry>& mounts, const FreeB
   std::string best, best_type;
   double best_free = 0;
   for (const auto& m : mounts) {
-    if (!local_block_fs(m.type) || m.dir == "/" || system_mount_dir(m.dir)) continue;
-    if (m.read_only()) continue;
+    if (!data_volume(m)) continue;
     const auto f = free_bytes(m.dir);  // nullopt: a file bind-mounted, or not writable
     if (f && *f > best_free) best = m.dir, best_type = m.type, best_free = *f;
   }

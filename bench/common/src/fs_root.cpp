@@ -172,4 +172,8 @@ bool system_mount_dir(const std::string& dir) {
   return false;
 }
 
+bool data_volume(const MountEntry& m) {
+  return local_block_fs(m.type) && !m.read_only() && m.dir != "/" && !system_mount_dir(m.dir);
+}
+
 }  // namespace nodeprobe

@@ -70,6 +70,12 @@ bool local_block_fs(const std::string& type);
 /// anything under them.
 bool system_mount_dir(const std::string& dir);
 
+/// A volume a job's data may live on: a writable local block-device
+/// filesystem mounted outside the root and the system places. Accept's
+/// data-directory choice and the limits probe's free-space checks pick
+/// their volumes with it.
+bool data_volume(const MountEntry& m);
+
 /// Trims ASCII white space on both ends.
 std::string trim(const std::string& s);
 /// Splits on any run of white space.
