@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -241,12 +242,13 @@ void LimitsProbe::check_dev_shm(ProbeContext& ctx, ProbeResult& r) {
 // /home, default checkpoint and log paths) and /tmp; then the data volumes
 // it is told to use: every other writable local filesystem mounted outside
 // the system places (an instance store at /opt/dlami/nvme, an EBS volume at
-// /data). Network filesystems (FSx for Lustre, NFS) are left out: statvfs
-// on one whose server hangs blocks, and this probe must answer within its
-// deadline. A full one fails writes
-// with ENOSPC, which diag names storage.full from the logs; /dev/shm is
-// checked above. One filesystem is one check, under the first path that
-// reaches it.
+// /data); then the network volumes checkpoints go to (FSx for Lustre at
+// /fsx, EFS or an NFS home), each asked from a child process with a time
+// limit (fs_space_within), because statfs on one whose server hangs blocks
+// and this probe must answer within its deadline: a server that does not
+// answer is reported as such. A full one fails writes with ENOSPC, which
+// diag names storage.full from the logs; /dev/shm is checked above. One
+// filesystem is one check, under the first path that reaches it.
 namespace {
 
 // "/opt/dlami/nvme" -> "opt-dlami-nvme": a check id part (^[a-z][a-z0-9_.-]*$ as a whole).
@@ -265,22 +267,62 @@ std::string mount_id_part(const std::string& dir) {
 
 void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
   const std::string expected = ">= " + format_bytes(kDiskFreeWarn) + " free";
-  std::vector<std::pair<std::string, std::string>> places = {{"disk.root.free", "/"}, {"disk.tmp.free", "/tmp"}};
+  struct Place {
+    std::string id, path;
+    const MountEntry* net = nullptr;  ///< a network volume: asked with a time limit
+  };
+  std::vector<Place> places = {{"disk.root.free", "/"}, {"disk.tmp.free", "/tmp"}};
   constexpr std::size_t kMaxDataMounts = 16;  // a report, not an inventory of every volume
-  for (const MountEntry& m : parse_mounts(ctx.fs.read("/proc/self/mounts").value_or(""))) {
+  const std::vector<MountEntry> mounts = parse_mounts(ctx.fs.read("/proc/self/mounts").value_or(""));
+  for (const MountEntry& m : mounts) {
     if (places.size() >= 2 + kMaxDataMounts) break;
-    if (!data_volume(m) || m.dir == "/tmp" || m.dir.empty() || m.dir[0] != '/' || m.dir.rfind("/var/lib/", 0) == 0)
+    const bool net = network_data_volume(m);
+    if ((!data_volume(m) && !net) || m.dir == "/tmp" || m.dir.empty() || m.dir[0] != '/' ||
+        m.dir.rfind("/var/lib/", 0) == 0)
       continue;  // /var/lib/{docker,containerd,kubelet}: container layers and pod volumes, one per container
     const std::string part = mount_id_part(m.dir);
     const std::string id = "disk.mount." + part + ".free";
-    if (!part.empty() && std::none_of(places.begin(), places.end(), [&](const auto& p) { return p.first == id; }))
-      places.emplace_back(id, m.dir);
+    if (!part.empty() && std::none_of(places.begin(), places.end(), [&](const Place& p) { return p.id == id; }))
+      places.push_back({id, m.dir, net ? &m : nullptr});
   }
   std::vector<std::uint64_t> seen;
-  for (const auto& [id, path] : places) {
+  int net_budget_ms = kNetFsBudgetMs;
+  for (const Place& place : places) {
+    const std::string& id = place.id;
+    const std::string& path = place.path;
     const bool data_mount = id.rfind("disk.mount.", 0) == 0;
     const std::string where = ctx.fs.resolve(path);
-    const auto usage = sys_.fs_usage(where);
+    std::optional<FsSpace> usage;
+    if (place.net) {
+      const std::string what = place.net->type + " from " + place.net->device;
+      if (net_budget_ms <= 0) {
+        add_check(r, id, Status::kSkip, "not asked", expected).detail =
+            path + " (" + what + ") was not asked: the time for network filesystems was spent on the ones before";
+        continue;
+      }
+      const int limit = std::min(kNetFsAnswerMs, net_budget_ms);
+      const auto t0 = std::chrono::steady_clock::now();
+      const BoundedFsSpace b = sys_.fs_usage_within(where, limit);
+      // A volume that did not answer spent its whole limit; one that did, the time it took.
+      net_budget_ms -= b.timed_out ? limit
+                                   : static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                          std::chrono::steady_clock::now() - t0)
+                                                          .count());
+      if (b.timed_out) {
+        const std::string waited = limit % 1000 ? std::to_string(limit) + " ms" : std::to_string(limit / 1000) + " s";
+        Check& c = add_check(r, id, Status::kWarn, "no answer in " + waited, "an answer",
+                             "mount | grep ' " + path + " '  # the server; then check it (FSx: aws fsx "
+                             "describe-file-systems; NFS: rpcinfo -p SERVER, showmount -e SERVER) and, once it "
+                             "answers, remount: umount -l " + path + " && mount " + path,
+                             "storage.slow");
+        c.detail = path + " (" + what + ") did not answer statfs within " + waited +
+                   ": its server is not responding, and every job that reads or writes there blocks";
+        continue;
+      }
+      usage = b.space;
+    } else {
+      usage = sys_.fs_usage(where);
+    }
     if (!usage) {
       if (data_mount) continue;  // listed in the mount table but not reachable from here (another namespace)
       add_check(r, id, Status::kSkip, "unavailable", expected).detail =
@@ -297,19 +339,26 @@ void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
     const Status s = usage->free_bytes < kDiskFreeFail   ? Status::kFail
                      : usage->free_bytes < kDiskFreeWarn ? Status::kWarn
                                                          : Status::kPass;
-    const std::string fix =
-        s == Status::kPass ? ""
-                           : "sudo du -xh --max-depth=2 " + path +
-                                 " 2>/dev/null | sort -h | tail -20  # what fills it; then remove old checkpoints, "
-                                 "docker system prune -a, pip cache purge, conda clean -a, or grow the volume "
-                                 "(EBS: aws ec2 modify-volume, growpart, resize2fs / xfs_growfs)";
+    std::string fix;
+    if (s != Status::kPass && place.net)
+      fix = "sudo du -h --max-depth=2 " + path +
+            " 2>/dev/null | sort -h | tail -20  # what fills it (slow on a big network volume: start with the "
+            "checkpoint directories); then remove old checkpoints, or grow the volume (FSx for Lustre: aws fsx "
+            "update-file-system --storage-capacity; EFS grows by itself, so a full EFS is a quota or a "
+            "throughput limit)";
+    else if (s != Status::kPass)
+      fix = "sudo du -xh --max-depth=2 " + path +
+            " 2>/dev/null | sort -h | tail -20  # what fills it; then remove old checkpoints, "
+            "docker system prune -a, pip cache purge, conda clean -a, or grow the volume "
+            "(EBS: aws ec2 modify-volume, growpart, resize2fs / xfs_growfs)";
     Check& c = add_check(r, id, s, observed, expected, fix, "storage.full");
     if (s != Status::kPass) {
       // Rounded down: "100% used" only when it is.
       const double used = usage->size_bytes ? 100.0 * (1.0 - static_cast<double>(usage->free_bytes) /
                                                                  static_cast<double>(usage->size_bytes))
                                             : 100.0;
-      c.detail = path + " is " + std::to_string(static_cast<int>(used)) +
+      c.detail = path + (place.net ? " (" + place.net->type + " from " + place.net->device + ")" : std::string()) +
+                 " is " + std::to_string(static_cast<int>(used)) +
                  "% used: writes there (checkpoints, caches, container layers, logs) fail with ENOSPC once it fills";
     }
   }

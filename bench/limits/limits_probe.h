@@ -28,6 +28,12 @@ inline constexpr std::uint64_t kDevShmFreeMin = 1ULL << 30;
 /// no longer fits; below the failure level pip, logs and caches fail too.
 inline constexpr std::uint64_t kDiskFreeWarn = 10ULL << 30;
 inline constexpr std::uint64_t kDiskFreeFail = 1ULL << 30;
+/// A network volume (FSx for Lustre, EFS, NFS) is asked with a time limit,
+/// each at most kNetFsAnswerMs and all of them together kNetFsBudgetMs: the
+/// probe's budget in accept's quick profile is 10 s. A server that does not
+/// answer within the limit is a finding of its own (storage.slow).
+inline constexpr int kNetFsAnswerMs = 2000;
+inline constexpr int kNetFsBudgetMs = 4000;
 
 struct LimitsOptions {
   bool active = true;                       ///< run the active verifications

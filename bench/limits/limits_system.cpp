@@ -38,6 +38,10 @@ std::optional<RLimit> LiveSystem::rlimit(int resource) const {
 
 std::optional<FsSpace> LiveSystem::fs_usage(const std::string& path) const { return fs_space(path); }
 
+BoundedFsSpace LiveSystem::fs_usage_within(const std::string& path, int limit_ms) const {
+  return fs_space_within(path, limit_ms);
+}
+
 std::uint64_t LiveSystem::open_descriptors() const {
   std::uint64_t n = 0;
   if (DIR* d = ::opendir("/proc/self/fd")) {

@@ -31,6 +31,8 @@ class LimitsSystem {
   /// RLIMIT_MEMLOCK, RLIMIT_NOFILE, RLIMIT_NPROC...
   virtual std::optional<RLimit> rlimit(int resource) const = 0;
   virtual std::optional<FsSpace> fs_usage(const std::string& path) const = 0;
+  /// The same for a network filesystem, waited for at most `limit_ms` (fs_space_within).
+  virtual BoundedFsSpace fs_usage_within(const std::string& path, int limit_ms) const = 0;
   /// Descriptors this process has open now.
   virtual std::uint64_t open_descriptors() const = 0;
   /// True when the process may lock memory beyond RLIMIT_MEMLOCK.
@@ -50,6 +52,7 @@ class LiveSystem final : public LimitsSystem {
  public:
   std::optional<RLimit> rlimit(int resource) const override;
   std::optional<FsSpace> fs_usage(const std::string& path) const override;
+  BoundedFsSpace fs_usage_within(const std::string& path, int limit_ms) const override;
   std::uint64_t open_descriptors() const override;
   bool has_cap_ipc_lock() const override;
   Active try_mlock(std::uint64_t bytes) override;

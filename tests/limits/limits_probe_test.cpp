@@ -47,6 +47,19 @@ class FakeSystem : public LimitsSystem {
     if (ends("/tmp")) return tmp_fs ? tmp_fs : shm;
     return root_fs ? root_fs : shm;
   }
+  std::vector<std::string> hung;   ///< network mounts (path tails) whose server does not answer
+  mutable std::vector<int> limits;  ///< the time limit of every network query, in order
+  BoundedFsSpace fs_usage_within(const std::string& path, int limit_ms) const override {
+    limits.push_back(limit_ms);
+    BoundedFsSpace b;
+    for (const auto& tail : hung)
+      if (path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0) {
+        b.timed_out = true;
+        return b;
+      }
+    b.space = fs_usage(path);
+    return b;
+  }
   std::uint64_t open_descriptors() const override { return 5; }
   bool has_cap_ipc_lock() const override { return cap_ipc_lock; }
   Active try_mlock(std::uint64_t) override { ++active_calls; return mlock_result; }
@@ -81,6 +94,14 @@ ProbeRun run_probe(const std::string& root, FakeSystem& sys, long long mem_bytes
   ProbeRun r;
   probe.run(ctx, r.result);
   return r;
+}
+
+// The probe over a root whose only file is /proc/self/mounts with these lines.
+ProbeRun run_with_mounts(const std::string& mounts, FakeSystem& sys) {
+  nodeprobe::testing::TempDir root;
+  std::filesystem::create_directories(root.path() + "/proc/self");
+  nodeprobe::testing::write_file(root.file("proc/self/mounts"), mounts);
+  return run_probe(root.path(), sys);
 }
 
 TEST(LimitsProbe, TunedNodePassesSysctls) {
@@ -224,25 +245,23 @@ TEST(LimitsProbe, AFullRootOrTmpFilesystemIsStorageFullAndOneFilesystemIsOneChec
 }
 
 TEST(LimitsProbe, EveryWritableLocalDataVolumeIsCheckedForFreeSpaceOnce) {
-  nodeprobe::testing::TempDir root;
-  std::filesystem::create_directories(root.path() + "/proc/self");
-  nodeprobe::testing::write_file(root.file("proc/self/mounts"),
-                                 "/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"
-                                 "/dev/nvme1n1 /opt/dlami/nvme ext4 rw,noatime 0 0\n"
-                                 "198.18.0.10@tcp:/abcd /fsx lustre rw,flock 0 0\n"
-                                 "/dev/nvme2n1 /datasets xfs ro,relatime 0 0\n"
-                                 "/dev/nvme0n1p1 /data ext4 rw,relatime 0 0\n"
-                                 "overlay /var/lib/docker/overlay2/abc/merged overlay rw 0 0\n"
-                                 "tmpfs /run/user/1000 tmpfs rw 0 0\n"
-                                 "s3fs /mnt/s3 fuse.s3fs rw 0 0\n"
-                                 "/dev/nvme0n1p15 /boot/efi vfat rw 0 0\n");
+  const std::string mounts =
+      "/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"
+      "/dev/nvme1n1 /opt/dlami/nvme ext4 rw,noatime 0 0\n"
+      "198.18.0.10@tcp:/abcd /fsx lustre rw,flock 0 0\n"
+      "/dev/nvme2n1 /datasets xfs ro,relatime 0 0\n"
+      "/dev/nvme0n1p1 /data ext4 rw,relatime 0 0\n"
+      "overlay /var/lib/docker/overlay2/abc/merged overlay rw 0 0\n"
+      "tmpfs /run/user/1000 tmpfs rw 0 0\n"
+      "s3fs /mnt/s3 fuse.s3fs rw 0 0\n"
+      "/dev/nvme0n1p15 /boot/efi vfat rw 0 0\n";
   FakeSystem sys;
   sys.root_fs = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};
   sys.tmp_fs = sys.root_fs;
   sys.mount_fs["/opt/dlami/nvme"] = FsSpace{3500 * kGiB, 5 * kGiB, 66305, false};
-  sys.mount_fs["/fsx"] = FsSpace{1200 * kGiB, 512 * kMiB, 51, false};  // full, but never asked
+  sys.mount_fs["/fsx"] = FsSpace{1200 * kGiB, 512 * kMiB, 51, false};  // full: checkpoints fail there
   sys.mount_fs["/data"] = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};  // the root filesystem again
-  ProbeRun r = run_probe(root.path(), sys);
+  ProbeRun r = run_with_mounts(mounts, sys);
   EXPECT_EQ(r.check("disk.root.free").status, Status::kPass);
   const Check& nvme = r.check("disk.mount.opt-dlami-nvme.free");
   EXPECT_EQ(nvme.status, Status::kWarn);
@@ -252,8 +271,51 @@ TEST(LimitsProbe, EveryWritableLocalDataVolumeIsCheckedForFreeSpaceOnce) {
   for (const auto& c : r.result.checks)
     if (c.id.rfind("disk.", 0) == 0) disks.push_back(c.id);
   // Read-only, container layers, memory, FUSE object stores and /boot are not judged; /data is the root
-  // again; Lustre (a network filesystem: statvfs blocks while its server hangs) is left out.
-  EXPECT_EQ(disks, (std::vector<std::string>{"disk.root.free", "disk.mount.opt-dlami-nvme.free"}));
+  // again; Lustre is a network filesystem, asked with a time limit (its server may not answer).
+  EXPECT_EQ(disks, (std::vector<std::string>{"disk.root.free", "disk.mount.opt-dlami-nvme.free",
+                                             "disk.mount.fsx.free"}));
+  const Check& fsx = r.check("disk.mount.fsx.free");
+  EXPECT_EQ(fsx.status, Status::kFail);
+  EXPECT_EQ(fsx.finding, "storage.full");
+  EXPECT_NE(fsx.detail.find("/fsx (lustre from 198.18.0.10@tcp:/abcd) is 99% used"), std::string::npos) << fsx.detail;
+  EXPECT_NE(fsx.fix.find("aws fsx update-file-system"), std::string::npos) << fsx.fix;
+  EXPECT_EQ(sys.limits, (std::vector<int>{kNetFsAnswerMs}));
+}
+
+// A network volume whose server does not answer costs the probe its time limit, not a hang, and is a
+// finding of its own; once the time for network volumes is spent, the rest are not asked.
+TEST(LimitsProbe, NetworkVolumesAreAskedWithATimeLimitAndAHungServerIsNamed) {
+  FakeSystem sys;
+  sys.root_fs = FsSpace{100 * kGiB, 60 * kGiB, 2049, false};
+  sys.mount_fs["/home"] = FsSpace{4000 * kGiB, 900 * kGiB, 71, false};
+  sys.mount_fs["/projects"] = FsSpace{4000 * kGiB, 900 * kGiB, 74, false};
+  sys.hung = {"/ckpt", "/scratch"};
+  const ProbeRun r = run_with_mounts(
+      "/dev/nvme0n1p1 / ext4 rw,relatime 0 0\n"
+      "198.18.0.20:/export/home /home nfs4 rw,vers=4.1,hard 0 0\n"
+      "198.18.0.21:/ckpt /ckpt nfs rw,hard 0 0\n"
+      "198.18.0.22:/scratch /scratch nfs rw,hard 0 0\n"
+      "198.18.0.23:/ro /reference nfs ro 0 0\n"
+      "198.18.0.24:/projects /projects nfs rw,hard 0 0\n",
+      sys);
+  EXPECT_EQ(r.check("disk.mount.home.free").status, Status::kPass);
+  const Check& ckpt = r.check("disk.mount.ckpt.free");
+  EXPECT_EQ(ckpt.status, Status::kWarn);
+  EXPECT_EQ(ckpt.finding, "storage.slow");
+  EXPECT_EQ(ckpt.observed, "no answer in 2 s");
+  EXPECT_NE(ckpt.detail.find("/ckpt (nfs from 198.18.0.21:/ckpt) did not answer statfs within 2 s"),
+            std::string::npos)
+      << ckpt.detail;
+  EXPECT_NE(ckpt.fix.find("umount -l /ckpt"), std::string::npos) << ckpt.fix;
+  EXPECT_EQ(r.check("disk.mount.scratch.free").status, Status::kWarn);
+  EXPECT_THROW(r.check("disk.mount.reference.free"), std::runtime_error);  // read-only: nothing writes there
+  // Two servers that did not answer spent the time for network volumes: the last one is not asked.
+  const Check& projects = r.check("disk.mount.projects.free");
+  EXPECT_EQ(projects.status, Status::kSkip);
+  EXPECT_NE(projects.detail.find("was not asked"), std::string::npos) << projects.detail;
+  ASSERT_EQ(sys.limits.size(), 3u);
+  EXPECT_EQ(sys.limits[0], kNetFsAnswerMs);
+  EXPECT_LE(sys.limits[2], kNetFsBudgetMs - kNetFsAnswerMs);
 }
 
 TEST(LimitsProbe, MemlockAndNofileBelowRecommendation) {

@@ -2,8 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,6 +136,125 @@ std::optional<FsSpace> fs_space(const std::string& path) {
 
 namespace {
 
+// The child's default query: statfs(2), then stat(2) for the device.
+int child_statfs(const char* path, RawFsAnswer* out) {
+  struct statfs st {};
+  if (::statfs(path, &st) != 0) return errno;
+  out->frsize = static_cast<unsigned long long>(st.f_frsize ? st.f_frsize : st.f_bsize);
+  out->blocks = st.f_blocks;
+  out->bavail = st.f_bavail;
+  out->files = st.f_files;
+  out->ffree = st.f_ffree;
+  out->flags = static_cast<unsigned long long>(st.f_flags);
+  struct stat sb {};
+  if (::stat(path, &sb) == 0) {
+    out->device = static_cast<unsigned long long>(sb.st_dev);
+    out->have_device = 1;
+  }
+  return 0;
+}
+
+struct ChildReply {
+  int error = 0;
+  RawFsAnswer answer;
+};
+
+bool read_all(int fd, void* buf, std::size_t n) {
+  auto* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+}  // namespace
+
+BoundedFsSpace fs_space_within(const std::string& path, int limit_ms) {
+  return fs_space_within(path, limit_ms, &child_statfs);
+}
+
+BoundedFsSpace fs_space_within(const std::string& path, int limit_ms, ChildFsQuery query) {
+  BoundedFsSpace out;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    out.error = errno;
+    return out;
+  }
+  const char* cpath = path.c_str();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    out.error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return out;
+  }
+  if (pid == 0) {  // the child: async-signal-safe calls only
+    ChildReply reply;
+    reply.error = query(cpath, &reply.answer);
+    const char* p = reinterpret_cast<const char*>(&reply);
+    std::size_t left = sizeof reply;
+    while (left > 0) {
+      const ssize_t put = ::write(fds[1], p, left);
+      if (put < 0 && errno == EINTR) continue;
+      if (put <= 0) break;
+      p += put;
+      left -= static_cast<std::size_t>(put);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pollfd pfd{fds[0], POLLIN, 0};
+  int ready = 0, poll_errno = 0;
+  for (int waited = 0;;) {  // EINTR: wait out the rest of the limit in 100 ms steps
+    const int step = std::min(100, std::max(0, limit_ms - waited));
+    ready = ::poll(&pfd, 1, step);
+    poll_errno = errno;
+    if (ready > 0 || (ready < 0 && poll_errno != EINTR)) break;
+    waited += step;
+    if (waited >= limit_ms) {
+      ready = 0;
+      break;
+    }
+  }
+  ChildReply reply;
+  const bool answered = ready > 0 && read_all(fds[0], &reply, sizeof reply);
+  if (!answered) {
+    if (ready == 0)
+      out.timed_out = true;
+    else
+      out.error = ready < 0 ? poll_errno : EIO;  // poll failed, or the child died without a reply
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, WNOHANG);  // one blocked in the kernel is reaped by init after we exit
+    ::close(fds[0]);
+    return out;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (reply.error != 0) {
+    out.error = reply.error;
+    return out;
+  }
+  FsSpace s;
+  const RawFsAnswer& a = reply.answer;
+  s.block_size = a.frsize;
+  s.size_bytes = a.blocks * a.frsize;
+  s.free_bytes = a.bavail * a.frsize;
+  s.read_only = (a.flags & ST_RDONLY) != 0;
+  s.inodes = a.files;
+  s.free_inodes = a.ffree;
+  if (a.have_device) s.device = a.device;
+  out.space = s;
+  return out;
+}
+
+namespace {
+
 std::string decode_octal(const std::string& s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -165,6 +288,12 @@ bool local_block_fs(const std::string& type) {
   return std::any_of(std::begin(kLocal), std::end(kLocal), [&](const char* k) { return type == k; });
 }
 
+bool network_fs(const std::string& type) {
+  static const char* kNetwork[] = {"nfs", "nfs4", "lustre", "beegfs", "gpfs", "ceph", "cifs", "smb3", "wekafs",
+                                   "fuse.glusterfs", "glusterfs"};
+  return std::any_of(std::begin(kNetwork), std::end(kNetwork), [&](const char* k) { return type == k; });
+}
+
 bool system_mount_dir(const std::string& dir) {
   static const char* kSystem[] = {"/boot", "/efi", "/etc", "/usr", "/proc", "/sys", "/dev", "/run", "/var/run", "/snap"};
   for (const char* p : kSystem)
@@ -174,6 +303,10 @@ bool system_mount_dir(const std::string& dir) {
 
 bool data_volume(const MountEntry& m) {
   return local_block_fs(m.type) && !m.read_only() && m.dir != "/" && !system_mount_dir(m.dir);
+}
+
+bool network_data_volume(const MountEntry& m) {
+  return network_fs(m.type) && !m.read_only() && m.dir != "/" && !system_mount_dir(m.dir);
 }
 
 }  // namespace nodeprobe

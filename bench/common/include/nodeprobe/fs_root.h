@@ -49,6 +49,28 @@ struct FsSpace {
 /// probe's space check all read it here.
 std::optional<FsSpace> fs_space(const std::string& path);
 
+/// fs_space asked from a child process and waited for at most `limit`: a
+/// network filesystem whose server does not answer blocks statfs, and here
+/// that costs the limit instead of the caller. The child makes no other call
+/// (statfs, stat, write, _exit: safe after fork in a threaded process); one
+/// still blocked at the limit is killed and left for init to reap.
+struct BoundedFsSpace {
+  std::optional<FsSpace> space;  ///< the answer, when one came in time
+  bool timed_out = false;        ///< no answer within the limit
+  int error = 0;                 ///< errno of a failed statfs, fork or pipe
+};
+BoundedFsSpace fs_space_within(const std::string& path, int limit_ms);
+
+/// What the child of fs_space_within does, replaceable in tests (a query
+/// that never returns): fills `out` the way statfs(2) would and returns 0,
+/// or returns an errno. Runs after fork: async-signal-safe calls only.
+struct RawFsAnswer {
+  unsigned long long frsize = 0, blocks = 0, bavail = 0, files = 0, ffree = 0, flags = 0, device = 0;
+  int have_device = 0;
+};
+using ChildFsQuery = int (*)(const char* path, RawFsAnswer* out);
+BoundedFsSpace fs_space_within(const std::string& path, int limit_ms, ChildFsQuery query);
+
 /// One line of /proc/self/mounts.
 struct MountEntry {
   std::string device, dir, type, options;
@@ -64,6 +86,10 @@ std::vector<MountEntry> parse_mounts(const std::string& text);
 /// leave them out.
 bool local_block_fs(const std::string& type);
 
+/// A network or cluster filesystem (NFS, Lustre, BeeGFS, GPFS, CephFS,
+/// GlusterFS, SMB, WekaFS): its statfs asks a server, which may not answer.
+bool network_fs(const std::string& type);
+
 /// A system place no job's data lives in: /boot, /efi, /etc (Docker
 /// bind-mounts files there), /usr, /proc, /sys, /dev, /run (/run/netns is a
 /// bind mount of the root volume in containers), /var/run, /snap, and
@@ -75,6 +101,11 @@ bool system_mount_dir(const std::string& dir);
 /// data-directory choice and the limits probe's free-space checks pick
 /// their volumes with it.
 bool data_volume(const MountEntry& m);
+
+/// A network volume a job's data may live on (FSx for Lustre at /fsx, EFS
+/// or a home directory over NFS): writable, outside the root and the system
+/// places. Ask it only through fs_space_within.
+bool network_data_volume(const MountEntry& m);
 
 /// Trims ASCII white space on both ends.
 std::string trim(const std::string& s);
