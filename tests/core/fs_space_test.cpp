@@ -2,6 +2,7 @@
 // time limit, so a network filesystem whose server hangs costs the limit and
 // not the caller (the limits probe asks FSx, EFS and NFS volumes this way).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,6 +22,9 @@ int refuses(const char*, RawFsAnswer*) { return EACCES; }
 int dies(const char*, RawFsAnswer*) {
   ::_exit(3);  // a child that ends without a reply
 }
+// Whether the parent's descriptor g_parent_fd is still open in the child.
+int g_parent_fd = -1;
+int parent_fd_state(const char*, RawFsAnswer*) { return ::fcntl(g_parent_fd, F_GETFD) == -1 ? ENOTCONN : EEXIST; }
 
 TEST(FsSpaceWithin, AnswersAsStatvfsDoes) {
   const auto plain = fs_space("/");
@@ -55,6 +59,17 @@ TEST(FsSpaceWithin, AChildThatDiesWithoutAReplyIsAnErrorNotATimeOut) {
   EXPECT_FALSE(b.timed_out);
   EXPECT_FALSE(b.space.has_value());
   EXPECT_EQ(b.error, EIO);
+}
+
+// A child left blocked in the kernel must hold none of the parent's descriptors (a probe's stdout
+// pipe to accept's runner would never see its end).
+TEST(FsSpaceWithin, TheChildHoldsNoneOfTheParentsDescriptors) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  g_parent_fd = p[1];
+  EXPECT_EQ(fs_space_within("/", 5000, &parent_fd_state).error, ENOTCONN);
+  ::close(p[0]);
+  ::close(p[1]);
 }
 
 TEST(NetworkDataVolume, NetworkFilesystemsAreTheirOwnKind) {

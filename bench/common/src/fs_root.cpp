@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,6 +156,22 @@ int child_statfs(const char* path, RawFsAnswer* out) {
   return 0;
 }
 
+// In the child: every descriptor but `keep` closed, so one left blocked in
+// the kernel holds none of the parent's (its stdout pipe to accept's runner,
+// sockets). close_range(2) where the kernel has it, else one close per slot.
+void close_all_but(int keep) {
+#ifdef SYS_close_range
+  const bool below = keep == 0 || ::syscall(SYS_close_range, 0U, static_cast<unsigned>(keep - 1), 0U) == 0;
+  if (below && ::syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0U, 0U) == 0) return;
+#endif
+  rlimit rl{};
+  int slots = 1024;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    slots = static_cast<int>(std::min<rlim_t>(rl.rlim_cur, 65536));
+  for (int fd = 0; fd < slots; ++fd)
+    if (fd != keep) ::close(fd);
+}
+
 struct ChildReply {
   int error = 0;
   RawFsAnswer answer;
@@ -193,6 +211,7 @@ BoundedFsSpace fs_space_within(const std::string& path, int limit_ms, ChildFsQue
     return out;
   }
   if (pid == 0) {  // the child: async-signal-safe calls only
+    close_all_but(fds[1]);
     ChildReply reply;
     reply.error = query(cpath, &reply.answer);
     const char* p = reinterpret_cast<const char*>(&reply);
