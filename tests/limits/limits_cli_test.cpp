@@ -1,5 +1,8 @@
 // The real nodeprobe-limits executable, end to end.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "nodeprobe/report_json.h"
 #include "test_support.h"
@@ -105,6 +108,44 @@ TEST(LimitsCli, DeadlineLeavesValidPartialReport) {
   EXPECT_NE(rep.probes[0].reason.find("--timeout"), std::string::npos);
   EXPECT_EQ(rep.verdict, Status::kError);
   expect_schema_valid(text);
+}
+
+// A network volume whose server never answers statfs, for real: a FUSE server (np_hung_fuse) mounted
+// as fuse.glusterfs keeps every STATFS request waiting, as an NFS or Lustre server that hangs does. The
+// probe asks it from a child process, gives up after its time limit, names it, and exits: it does not
+// hang, although the child stays blocked in the kernel until the server goes. Root and /dev/fuse are
+// needed; everything runs in a private mount namespace (unshare -m), so nothing is left mounted.
+TEST(LimitsCli, AHungNetworkVolumeIsNamedAndDoesNotHangTheProbe) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root (mount)";
+  if (::access("/dev/fuse", R_OK | W_OK) != 0) GTEST_SKIP() << "no /dev/fuse";
+  if (!run({"unshare", "-m", "true"}, 10).exited_ok()) GTEST_SKIP() << "unshare -m is not available";
+  TempDir dir;
+  const std::string mnt = dir.file("ckpt"), out = dir.file("limits.json");
+  std::filesystem::create_directories(mnt);
+  const std::string script =
+      "\"$0\" \"$1\" >/dev/null 2>&1 & server=$!\n"
+      "for i in $(seq 100); do grep -q \" $1 fuse.glusterfs \" /proc/self/mounts && break; sleep 0.05; done\n"
+      "\"$2\" --passive --json \"$3\" -q; rc=$?\n"
+      "kill $server; wait $server; umount -l \"$1\" 2>/dev/null\n"
+      "exit $rc\n";
+  const auto r = run({"unshare", "-m", "--propagation", "private", "/bin/sh", "-c", script, NODEPROBE_HUNG_FUSE,
+                      mnt, bin("nodeprobe-limits"), out},
+                     60);
+  ASSERT_TRUE(r.exited_ok() || r.exit_code == 1) << r.describe() << r.err;
+  const Report rep = load_report(out);
+  const Check* c = nullptr;
+  for (const auto& p : rep.probes)
+    for (const auto& ch : p.checks)
+      if (ch.detail.find(mnt + " (fuse.glusterfs from np-hung:/vol)") != std::string::npos) c = &ch;
+  ASSERT_NE(c, nullptr) << read_file(out);
+  EXPECT_EQ(c->status, Status::kWarn);
+  EXPECT_EQ(c->finding, "storage.slow");
+  EXPECT_EQ(c->observed, "no answer in 2 s");
+  EXPECT_NE(c->detail.find("did not answer statfs within 2 s"), std::string::npos) << c->detail;
+  bool finding = false;
+  for (const auto& f : rep.findings) finding = finding || f.id == "storage.slow";
+  EXPECT_TRUE(finding);
+  expect_schema_valid(read_file(out));
 }
 
 TEST(LimitsCli, ListsItsProbe) {
