@@ -52,8 +52,11 @@ std::optional<FsSpace> fs_space(const std::string& path);
 /// fs_space asked from a child process and waited for at most `limit`: a
 /// network filesystem whose server does not answer blocks statfs, and here
 /// that costs the limit instead of the caller. The child makes no other call
-/// (statfs, stat, write, _exit: safe after fork in a threaded process); one
-/// still blocked at the limit is killed and left for init to reap.
+/// (statfs, stat, write, _exit: safe after fork in a threaded process) and
+/// closes every descriptor but its reply pipe. One still blocked at the limit
+/// is sent SIGKILL and not waited for: it ends when the kernel lets it (a
+/// FUSE or hard NFS wait may hold it until the server goes) and stays a
+/// zombie until this process exits, so call this from short-lived probes.
 struct BoundedFsSpace {
   std::optional<FsSpace> space;  ///< the answer, when one came in time
   bool timed_out = false;        ///< no answer within the limit
