@@ -285,7 +285,11 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
   r.suppressed_by = opt_strings(j, "suppressed_by", doc, where);
   r.yields_to = opt_strings(j, "yields_to", doc, where);
   for (const auto& id : r.yields_to)
-    if (!find_finding_kind(id)) fail(doc, where + ".yields_to: unknown finding id '" + id + "'");
+    if (id == "*") {
+      if (r.yields_to.size() != 1) fail(doc, where + ".yields_to: \"*\" (every other finding) stands alone");
+    } else if (!find_finding_kind(id)) {
+      fail(doc, where + ".yields_to: unknown finding id '" + id + "'");
+    }
   if (j.contains("follow_lines")) {
     const json& v = j.at("follow_lines");
     if (!v.is_number_integer() || v.get<int>() < 0 || v.get<int>() > 8) fail(doc, where + ".follow_lines must be 0..8");
@@ -414,7 +418,8 @@ void RuleSet::expand_yields() {
     if (r.yields_to.empty()) continue;
     for (const auto& o : rules_) {
       if (&o == &r || !o.yields_to.empty() || o.finding.empty() || may_stay_silent(o)) continue;
-      if (std::find(r.yields_to.begin(), r.yields_to.end(), o.finding) == r.yields_to.end()) continue;
+      const bool any = r.yields_to.front() == "*" && o.finding != r.finding;  // "*": every other finding
+      if (!any && std::find(r.yields_to.begin(), r.yields_to.end(), o.finding) == r.yields_to.end()) continue;
       if (std::find(r.suppressed_by.begin(), r.suppressed_by.end(), o.key) == r.suppressed_by.end())
         r.suppressed_by.push_back(o.key);
     }

@@ -491,6 +491,7 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "suppressed_by": ["z.z"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "judge": "magic", "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown judge"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "yields_to": ["gpu.nope"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown finding id 'gpu.nope'"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "yields_to": ["*", "gpu.oom"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("stands alone"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "explained_by": ["z.z"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("explained_by names unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "otherwise_cause": "other", "patterns": [{"re": "abc", "src": "s"}]})J")).find("otherwise_cause/otherwise_severity without needs or explained_by"), std::string::npos);
   EXPECT_NE(err(one_rule(ok + "," + ok)).find("duplicate rule key"), std::string::npos);
