@@ -293,11 +293,12 @@ void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
     const bool data_mount = id.rfind("disk.mount.", 0) == 0;
     const std::string where = ctx.fs.resolve(path);
     std::optional<FsSpace> usage;
+    // A network volume is named with its type and server in what it says.
+    const std::string named = place.net ? path + " (" + place.net->type + " from " + place.net->device + ")" : path;
     if (place.net) {
-      const std::string what = place.net->type + " from " + place.net->device;
       if (net_budget_ms <= 0) {
         add_check(r, id, Status::kSkip, "not asked", expected).detail =
-            path + " (" + what + ") was not asked: the time for network filesystems was spent on the ones before";
+            named + " was not asked: the time for network filesystems was spent on the ones before";
         continue;
       }
       const int limit = std::min(kNetFsAnswerMs, net_budget_ms);
@@ -315,7 +316,7 @@ void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
                              "describe-file-systems; NFS: rpcinfo -p SERVER, showmount -e SERVER) and, once it "
                              "answers, remount: umount -l " + path + " && mount " + path,
                              "storage.slow");
-        c.detail = path + " (" + what + ") did not answer statfs within " + waited +
+        c.detail = named + " did not answer statfs within " + waited +
                    ": its server is not responding, and every job that reads or writes there blocks";
         continue;
       }
@@ -340,25 +341,21 @@ void LimitsProbe::check_disk_free(ProbeContext& ctx, ProbeResult& r) {
                      : usage->free_bytes < kDiskFreeWarn ? Status::kWarn
                                                          : Status::kPass;
     std::string fix;
-    if (s != Status::kPass && place.net)
-      fix = "sudo du -h --max-depth=2 " + path +
-            " 2>/dev/null | sort -h | tail -20  # what fills it (slow on a big network volume: start with the "
-            "checkpoint directories); then remove old checkpoints, or grow the volume (FSx for Lustre: aws fsx "
-            "update-file-system --storage-capacity; EFS grows by itself, so a full EFS is a quota or a "
-            "throughput limit)";
-    else if (s != Status::kPass)
-      fix = "sudo du -xh --max-depth=2 " + path +
-            " 2>/dev/null | sort -h | tail -20  # what fills it; then remove old checkpoints, "
-            "docker system prune -a, pip cache purge, conda clean -a, or grow the volume "
-            "(EBS: aws ec2 modify-volume, growpart, resize2fs / xfs_growfs)";
+    if (s != Status::kPass)
+      fix = std::string("sudo du ") + (place.net ? "-h" : "-xh") + " --max-depth=2 " + path +
+            " 2>/dev/null | sort -h | tail -20  # what fills it" +
+            (place.net ? " (slow on a big network volume: start with the checkpoint directories); then remove old "
+                         "checkpoints, or grow the volume (FSx for Lustre: aws fsx update-file-system "
+                         "--storage-capacity; EFS grows by itself, so a full EFS is a quota or a throughput limit)"
+                       : "; then remove old checkpoints, docker system prune -a, pip cache purge, conda clean -a, or "
+                         "grow the volume (EBS: aws ec2 modify-volume, growpart, resize2fs / xfs_growfs)");
     Check& c = add_check(r, id, s, observed, expected, fix, "storage.full");
     if (s != Status::kPass) {
       // Rounded down: "100% used" only when it is.
       const double used = usage->size_bytes ? 100.0 * (1.0 - static_cast<double>(usage->free_bytes) /
                                                                  static_cast<double>(usage->size_bytes))
                                             : 100.0;
-      c.detail = path + (place.net ? " (" + place.net->type + " from " + place.net->device + ")" : std::string()) +
-                 " is " + std::to_string(static_cast<int>(used)) +
+      c.detail = named + " is " + std::to_string(static_cast<int>(used)) +
                  "% used: writes there (checkpoints, caches, container layers, logs) fail with ENOSPC once it fills";
     }
   }

@@ -19,19 +19,6 @@ namespace {
   throw_api_error("posix", err, errno_name(err), std::strerror(err) + (": " + what), call, __FILE__, line);
 }
 
-bool write_all(int fd, const char* data, std::size_t size) noexcept {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
 void split(const std::string& path, std::string* dir, std::string* base) {
   const auto slash = path.rfind('/');
   *dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
@@ -49,6 +36,19 @@ std::string destination_problem(int dir_fd, const std::string& base, const std::
 }
 
 }  // namespace
+
+bool write_all(int fd, const char* data, std::size_t size) noexcept {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
 
 AtomicFile::AtomicFile(std::string path, mode_t mode) : path_(std::move(path)) {
   std::string dir;

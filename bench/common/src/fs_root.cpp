@@ -19,6 +19,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "nodeprobe/atomic_file.h"
+
 namespace nodeprobe {
 
 FsRoot::FsRoot(std::string root) : root_(std::move(root)) {
@@ -119,27 +121,11 @@ std::string selected_word(const std::string& s) {
   return trim(s);
 }
 
-std::optional<FsSpace> fs_space(const std::string& path) {
-  struct statvfs st {};
-  if (::statvfs(path.c_str(), &st) != 0) return std::nullopt;
-  FsSpace s;
-  s.block_size = st.f_frsize;
-  s.size_bytes = static_cast<std::uint64_t>(st.f_blocks) * st.f_frsize;
-  s.free_bytes = static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
-  s.read_only = (st.f_flag & ST_RDONLY) != 0;
-  s.inodes = st.f_files;
-  s.free_inodes = st.f_favail;
-  const int saved = errno;
-  struct stat sb {};
-  if (::stat(path.c_str(), &sb) == 0) s.device = static_cast<std::uint64_t>(sb.st_dev);
-  errno = saved;
-  return s;
-}
-
 namespace {
 
-// The child's default query: statfs(2), then stat(2) for the device.
-int child_statfs(const char* path, RawFsAnswer* out) {
+// The query: statfs(2), then stat(2) for the device; fs_space asks it in
+// this process, fs_space_within in a child (async-signal-safe calls only).
+int query_statfs(const char* path, RawFsAnswer* out) {
   struct statfs st {};
   if (::statfs(path, &st) != 0) return errno;
   out->frsize = static_cast<unsigned long long>(st.f_frsize ? st.f_frsize : st.f_bsize);
@@ -172,6 +158,19 @@ void close_all_but(int keep) {
     if (fd != keep) ::close(fd);
 }
 
+// The one conversion of a statfs answer, in-process or from the child.
+FsSpace space_from(const RawFsAnswer& a) {
+  FsSpace s;
+  s.block_size = a.frsize;
+  s.size_bytes = a.blocks * a.frsize;
+  s.free_bytes = a.bavail * a.frsize;
+  s.read_only = (a.flags & ST_RDONLY) != 0;
+  s.inodes = a.files;
+  s.free_inodes = a.ffree;
+  if (a.have_device) s.device = a.device;
+  return s;
+}
+
 struct ChildReply {
   int error = 0;
   RawFsAnswer answer;
@@ -191,8 +190,18 @@ bool read_all(int fd, void* buf, std::size_t n) {
 
 }  // namespace
 
+std::optional<FsSpace> fs_space(const std::string& path) {
+  RawFsAnswer a;
+  const int err = query_statfs(path.c_str(), &a);
+  if (err != 0) {
+    errno = err;
+    return std::nullopt;
+  }
+  return space_from(a);
+}
+
 BoundedFsSpace fs_space_within(const std::string& path, int limit_ms) {
-  return fs_space_within(path, limit_ms, &child_statfs);
+  return fs_space_within(path, limit_ms, &query_statfs);
 }
 
 BoundedFsSpace fs_space_within(const std::string& path, int limit_ms, ChildFsQuery query) {
@@ -214,15 +223,7 @@ BoundedFsSpace fs_space_within(const std::string& path, int limit_ms, ChildFsQue
     close_all_but(fds[1]);
     ChildReply reply;
     reply.error = query(cpath, &reply.answer);
-    const char* p = reinterpret_cast<const char*>(&reply);
-    std::size_t left = sizeof reply;
-    while (left > 0) {
-      const ssize_t put = ::write(fds[1], p, left);
-      if (put < 0 && errno == EINTR) continue;
-      if (put <= 0) break;
-      p += put;
-      left -= static_cast<std::size_t>(put);
-    }
+    (void)write_all(fds[1], reinterpret_cast<const char*>(&reply), sizeof reply);  // none: the parent sees EOF
     ::_exit(0);
   }
   ::close(fds[1]);
@@ -259,16 +260,7 @@ BoundedFsSpace fs_space_within(const std::string& path, int limit_ms, ChildFsQue
     out.error = reply.error;
     return out;
   }
-  FsSpace s;
-  const RawFsAnswer& a = reply.answer;
-  s.block_size = a.frsize;
-  s.size_bytes = a.blocks * a.frsize;
-  s.free_bytes = a.bavail * a.frsize;
-  s.read_only = (a.flags & ST_RDONLY) != 0;
-  s.inodes = a.files;
-  s.free_inodes = a.ffree;
-  if (a.have_device) s.device = a.device;
-  out.space = s;
+  out.space = space_from(reply.answer);
   return out;
 }
 
@@ -320,12 +312,12 @@ bool system_mount_dir(const std::string& dir) {
   return false;
 }
 
-bool data_volume(const MountEntry& m) {
-  return local_block_fs(m.type) && !m.read_only() && m.dir != "/" && !system_mount_dir(m.dir);
-}
+namespace {
+bool writable_outside_system(const MountEntry& m) { return !m.read_only() && m.dir != "/" && !system_mount_dir(m.dir); }
+}  // namespace
 
-bool network_data_volume(const MountEntry& m) {
-  return network_fs(m.type) && !m.read_only() && m.dir != "/" && !system_mount_dir(m.dir);
-}
+bool data_volume(const MountEntry& m) { return local_block_fs(m.type) && writable_outside_system(m); }
+
+bool network_data_volume(const MountEntry& m) { return network_fs(m.type) && writable_outside_system(m); }
 
 }  // namespace nodeprobe

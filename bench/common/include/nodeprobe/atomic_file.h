@@ -63,6 +63,10 @@ void write_file_atomic(const std::string& path, std::string_view content, mode_t
 /// with errno set.
 int create_new_file(int dir_fd, const std::string& rel, mode_t mode = 0644) noexcept;
 
+/// Writes all of `size` bytes to `fd`, again after EINTR and short writes;
+/// false with errno set on an error. Only write(2): safe after fork.
+bool write_all(int fd, const char* data, std::size_t size) noexcept;
+
 /// `bytes` random bytes from the kernel as hex: names another local user
 /// cannot predict (temporaries, shared-memory regions). Throws ApiError.
 std::string random_hex(std::size_t bytes);
