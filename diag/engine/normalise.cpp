@@ -288,6 +288,25 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
       }
       // [E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] glog
       if (in.size() > 6 && std::strchr("IWEF", in[0]) && digit(in[1])) return after;
+      // [E 2024-05-01 10:00:00.123 ServerApp] Jupyter Server, [I 10:00:00.123 NotebookApp]
+      // the notebook, [W 240501 10:00:00 web:2246] tornado: traitlets' and tornado's
+      // LogFormatter "[%(levelname)1.1s %(asctime)s %(name)s]"
+      if (in.size() > 4 && in[0] != '\0' && std::strchr("DIWEC", in[0]) && in[1] == ' ' && digit(in[2])) return after;
+      // [INFO ] [ERROR] log4j's padded "%-5p" (TorchServe, Spark, Java services), then its
+      // "%t %c - " (thread, logger): "[INFO ] W-9000-model_1.0-stdout MODEL_LOG - "
+      std::size_t le = in.size();
+      while (le > 0 && in[le - 1] == ' ') --le;
+      if (le > 0 && level_name(in.substr(0, le))) {
+        if (mid) mid[0] = after;
+        std::size_t q = skip_spaces(s, after);
+        for (int tok = 0; tok < 2; ++tok) {
+          const std::size_t w = q;
+          while (q < s.size() && q - w < 128 && s[q] != ' ') ++q;
+          if (q == w || q >= s.size() || s[q] != ' ') return after;
+          if (tok == 0) q = skip_spaces(s, q);
+        }
+        return s.compare(q, 3, " - ") == 0 ? q + 3 : after;
+      }
     }
   }
   // dmesg -x: "kern  :err   : "

@@ -127,6 +127,21 @@ TEST(Normalise, TracebackCauseFarFromTheExceptionLine) {
   EXPECT_EQ(a->key.cause, "socket_error");  // not the generic "unhandled system error"
 }
 
+// A traceback inside a service's log layout: each line carries the layout's
+// prefix, and the exception line is still read as the end of a traceback.
+TEST(Normalise, ATracebackInsideJupyterOrLog4jLinesIsRead) {
+  for (const std::string prefix : {"2024-12-10T13:37:00,743 [INFO ] W-9000-model_1.0-stdout MODEL_LOG - ",
+                                   "[E 2024-05-01 10:00:00.123 ServerApp] "}) {
+    SCOPED_TRACE(prefix);
+    const SourceResult r = run(prefix + "Traceback (most recent call last):\n" + prefix +
+                               "  File \"/app/handler.py\", line 3, in <module>\n" + prefix +
+                               "ZeroDivisionError: division by zero\n");
+    const Accum* a = find(r, "job.unexplained_failure");
+    ASSERT_NE(a, nullptr) << ids(r);
+    EXPECT_EQ(a->key.cause, "uncaught_exception");
+  }
+}
+
 TEST(Normalise, TerminalWrappedLinesAreJoined) {
   // A terminal 80 columns wide cut the watchdog message in the middle of its
   // key phrase; the pieces alone match nothing.
@@ -232,6 +247,15 @@ TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
   EXPECT_EQ(message_body("> [rank0]: RuntimeError: x"), "RuntimeError: x");
   EXPECT_EQ(message_body("2024-01-01 00:00:00,123 - root - ERROR - RuntimeError: x"), "RuntimeError: x");
   EXPECT_EQ(message_body("(see the log) RuntimeError: x"), "(see the log) RuntimeError: x");  // not Ray's
+  // Jupyter Server, the notebook and tornado ("[%(levelname)1.1s %(asctime)s %(name)s]").
+  EXPECT_EQ(message_body("[E 2024-05-01 10:00:00.123 ServerApp] RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("[I 10:00:00.123 NotebookApp] RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("[W 240501 10:00:00 web:2246] RuntimeError: x"), "RuntimeError: x");
+  EXPECT_EQ(message_body("[I want] RuntimeError: x"), "[I want] RuntimeError: x");  // a level letter, then no time
+  // log4j's padded level, then its thread and logger (TorchServe's model worker output).
+  EXPECT_EQ(message_body("2024-12-10T13:37:00,743 [INFO ] W-9000-model_1.0-stdout MODEL_LOG - RuntimeError: x"),
+            "RuntimeError: x");
+  EXPECT_EQ(message_body("[ERROR] main org.pytorch.serve.ModelServer - RuntimeError: x"), "RuntimeError: x");
   // Ambiguous prefixes are starts to try, not stripped for people.
   EXPECT_EQ(message_body("worker-1: Killed"), "worker-1: Killed");
   std::string_view starts[8];
@@ -246,6 +270,8 @@ TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
   EXPECT_TRUE(has_start("2024-01-01T00:00:00.1234567Z zsh: killed     python", "zsh: killed     python"));
   EXPECT_TRUE(has_start("2024-01-01T00:00:00.123000+00:00 algo-1-1704067200 Killed", "Killed"));
   EXPECT_TRUE(has_start("Killed\r", "Killed"));
+  EXPECT_TRUE(has_start("[INFO ] W-9000 MODEL_LOG - Traceback (most recent call last):", "W-9000 MODEL_LOG - Traceback (most recent call last):"));
+  EXPECT_TRUE(has_start("[WARN ] one two three - RuntimeError: x", "one two three - RuntimeError: x"));  // not thread and logger
   EXPECT_EQ(message_starts("Killed", starts, 8), 0u);  // the line itself is not a start
   // Tables and -q outputs keep their indentation; a table's rows stay whole.
   EXPECT_EQ(strip_wrappers("[rank3]:     Fabric"), "    Fabric");
