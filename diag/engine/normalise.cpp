@@ -166,8 +166,8 @@ std::size_t timestamp_len(std::string_view s) {
   std::size_t p = 0;
   // ISO 8601 / python logging: 2024-01-01[T ]00:00:00[.,fff][Z|+hh:mm|+hhmm]
   if (s.size() >= 19 && digit(s[0]) && digit(s[1]) && digit(s[2]) && digit(s[3]) && s[4] == '-' && s[7] == '-' &&
-      (s[10] == 'T' || s[10] == ' ')) {
-    p = 11;
+      (s[10] == 'T' || s[10] == ' ' || (s[10] == ',' && s[11] == ' '))) {  // Airflow: "2024-05-01, 10:00:00 UTC"
+    p = s[10] == ',' ? 12 : 11;
     if (!clock_at(s, p)) return 0;
     if (p < s.size() && s[p] == 'Z') ++p;
     else if (p < s.size() && (s[p] == '+' || s[p] == '-') && p + 3 <= s.size() && digit(s[p + 1])) {
@@ -175,6 +175,25 @@ std::size_t timestamp_len(std::string_view s) {
       while (p < s.size() && (digit(s[p]) || s[p] == ':')) ++p;
     }
     return p;
+  }
+  // Numeric dates with slashes: "2024/05/01 10:00:00" (Go's log, MLflow), "05/01/2024 10:00:00"
+  // (transformers' example scripts), "05/01/24 10:00:00" (rich), "24/05/01 10:00:00" (log4j's
+  // default layout in Spark).
+  {
+    std::size_t a = 0;
+    while (a < s.size() && a < 5 && digit(s[a])) ++a;
+    if ((a == 2 || a == 4) && a + 1 < s.size() && s[a] == '/') {
+      std::size_t b = a + 1;
+      while (b < s.size() && b - a - 1 < 3 && digit(s[b])) ++b;
+      if (b - a - 1 == 2 && b < s.size() && s[b] == '/') {
+        std::size_t c = b + 1;
+        while (c < s.size() && c - b - 1 < 5 && digit(s[c])) ++c;
+        if ((c - b - 1 == 2 || c - b - 1 == 4) && c < s.size() && s[c] == ' ') {
+          p = c + 1;
+          return clock_at(s, p) ? p : 0;
+        }
+      }
+    }
   }
   // ctime: "Mon Jan  1 00:00:00 2024"; syslog: "Jan  1 00:00:00"
   std::size_t q = 0;
@@ -273,6 +292,22 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
       bool secs = b < in.size();
       for (std::size_t i = b; i < in.size(); ++i) secs &= digit(in[i]) || in[i] == '.';
       if (secs || (timestamp_len(in) == in.size() && !in.empty())) return after;
+      // A stamp and a few words: "[2024-05-01 10:00:00 TP0] " (SGLang), "[2024-05-01 10:00:00
+      // +0000] " (gunicorn), "[2024-05-01, 10:00:00 UTC] " (Airflow)
+      if (const std::size_t ts = timestamp_len(in); ts > 0 && in.size() - ts <= 24) return after;
+      // "[NeMo E 2024-05-01 10:00:00 train:10] " (NeMo's logger)
+      if (starts(in, "NeMo ") && in.size() > 8 && std::strchr("DIWEC", in[5]) && in[6] == ' ') return after;
+      // A source position: "[launch.py:321:sigkill_handler] " (DeepSpeed), "[core.py:100] " (vLLM)
+      if (const std::size_t c = in.find(':'); c != std::string_view::npos && c > 2 && c + 1 < in.size() &&
+                                              digit(in[c + 1]) && in.find(' ') == std::string_view::npos) {
+        const std::size_t dot = in.rfind('.', c);
+        if (dot != std::string_view::npos && dot + 1 < c && alpha(in[dot + 1])) return after;
+      }
+      // Hydra's "[%(asctime)s][%(name)s][%(levelname)s] - ": a logger name right before a level's bracket
+      if (after < s.size() && s[after] == '[' && !in.empty() && in.size() < 64 && in.find(' ') == std::string_view::npos) {
+        const std::size_t e2 = s.find(']', after);
+        if (e2 != std::string_view::npos && level_name(s.substr(after + 1, e2 - after - 1))) return after;
+      }
       // [rank0]: [rank 3]: [default0]: [1,0]<stdout>: [pod/name/container]
       if (starts(in, "rank") || starts(in, "default") || starts(in, "pod/")) return after;
       // ... and Open MPI's --tag-output with names, as SageMaker runs it: [1,mpirank:0,algo-1]<stderr>:
@@ -299,6 +334,7 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
       if (le > 0 && level_name(in.substr(0, le))) {
         if (mid) mid[0] = after;
         std::size_t q = skip_spaces(s, after);
+        if (s.compare(q, 2, "- ") == 0) return q + 2;  // Hydra's "[ERROR] - "
         for (int tok = 0; tok < 2; ++tok) {
           const std::size_t w = q;
           while (q < s.size() && q - w < 128 && s[q] != ' ') ++q;
@@ -326,10 +362,54 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
       }
     }
   }
+  // A level word first. vLLM's "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] " with
+  // "%m-%d %H:%M:%S" (older "file.py:100] "), each line of a multi-line message headed alike;
+  // loguru's padded "ERROR    | __main__:main:10 - "; rich's level padded to its column.
+  {
+    std::size_t w = 0;
+    while (w < s.size() && w < 9 && s[w] >= 'A' && s[w] <= 'Z') ++w;
+    if (w >= 4 && level_name(s.substr(0, w))) {
+      std::size_t p = w + 1;
+      if (w + 16 <= s.size() && s[w] == ' ' && digit(s[w + 1]) && digit(s[w + 2]) && s[w + 3] == '-' &&
+          digit(s[w + 4]) && digit(s[w + 5]) && s[w + 6] == ' ' && (p = w + 7, clock_at(s, p))) {
+        if (mid) mid[0] = p;
+        p = skip_spaces(s, p);
+        const std::size_t e = s.find("] ", p);
+        if (e != std::string_view::npos && e - p < 80 && s.substr(p, e - p).find(' ') == std::string_view::npos)
+          return e + 2;
+        return p;
+      }
+      p = skip_spaces(s, w);
+      if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') {
+        const std::size_t q = p + 2, d = s.find(" - ", q);
+        if (d != std::string_view::npos && d - q < 128 && s.substr(q, d - q).find(' ') == std::string_view::npos)
+          return d + 3;
+        return q;
+      }
+      if (p >= 9 && p > w && p < s.size()) return p;
+    }
+  }
+  // Airflow's task log "{taskinstance.py:1234} ERROR - " (after its bracketed time)
+  if (s[0] == '{' && s.size() > 4 && s[1] != '"') {
+    const std::size_t e = s.find("} ");
+    if (e != std::string_view::npos && e < 80 && s.substr(1, e - 1).find(' ') == std::string_view::npos &&
+        s.substr(1, e - 1).find(':') != std::string_view::npos) {
+      std::size_t p = e + 2;
+      const std::size_t w = p;
+      while (p < s.size() && p - w < 9 && s[p] >= 'A' && s[p] <= 'Z') ++p;
+      if (level_name(s.substr(w, p - w)) && s.compare(p, 3, " - ") == 0) return p + 3;
+    }
+  }
   // Timestamps, then "host prog[pid]:" or "prog:" or containerd "stdout F"
   if (const std::size_t t = timestamp_len(s)) {
     std::size_t p = skip_spaces(s, t);
     if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') return p + 2;  // "ts | message"
+    // TensorFlow's C++ logging after its stamp: "2024-05-01 10:00:00.123456: E tensorflow/core/x.cc:10] "
+    if (p + 4 < s.size() && s[p] == ':' && s[p + 1] == ' ' && std::strchr("IWEF", s[p + 2]) && s[p + 2] != '\0' &&
+        s[p + 3] == ' ') {
+      const std::size_t e = s.find("] ", p + 4);
+      if (e != std::string_view::npos && e - p < 200) return e + 2;
+    }
     // Python logging "%(asctime)s - %(name)s - %(levelname)s - %(message)s":
     // words between " - " up to the level name.
     if (p + 1 < s.size() && s[p] == '-' && s[p + 1] == ' ') {
@@ -341,6 +421,9 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
         if (w.find(' ') != std::string_view::npos) break;
         q = dash + 3;
         if (level_name(w)) level_end = q;
+        // transformers' examples put the level first: "%(asctime)s - %(levelname)s - %(name)s - ":
+        // the word after the level may be the logger's name
+        else if (level_end && k == 1 && mid) mid[0] = q;
       }
       if (level_end) return level_end;
     }

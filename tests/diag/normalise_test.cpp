@@ -129,9 +129,10 @@ TEST(Normalise, TracebackCauseFarFromTheExceptionLine) {
 
 // A traceback inside a service's log layout: each line carries the layout's
 // prefix, and the exception line is still read as the end of a traceback.
-TEST(Normalise, ATracebackInsideJupyterOrLog4jLinesIsRead) {
+TEST(Normalise, ATracebackInsideAServicesLogLayoutIsRead) {
   for (const std::string prefix : {"2024-12-10T13:37:00,743 [INFO ] W-9000-model_1.0-stdout MODEL_LOG - ",
-                                   "[E 2024-05-01 10:00:00.123 ServerApp] "}) {
+                                   "[E 2024-05-01 10:00:00.123 ServerApp] ", "ERROR 05-01 10:00:00 [core.py:343] ",
+                                   "[2024-05-01, 10:00:00 UTC] {logging_mixin.py:188} INFO - "}) {
     SCOPED_TRACE(prefix);
     const SourceResult r = run(prefix + "Traceback (most recent call last):\n" + prefix +
                                "  File \"/app/handler.py\", line 3, in <module>\n" + prefix +
@@ -256,6 +257,29 @@ TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
   EXPECT_EQ(message_body("2024-12-10T13:37:00,743 [INFO ] W-9000-model_1.0-stdout MODEL_LOG - RuntimeError: x"),
             "RuntimeError: x");
   EXPECT_EQ(message_body("[ERROR] main org.pytorch.serve.ModelServer - RuntimeError: x"), "RuntimeError: x");
+  // The layouts of ML tools' own loggers.
+  for (const char* line : {
+           "ERROR 05-01 10:00:00 [core.py:100] RuntimeError: x",                              // vLLM
+           "ERROR 05-01 10:00:00 engine.py:100] RuntimeError: x",                              // vLLM, older
+           "2024-05-01 10:00:00.123 | ERROR    | __main__:main:10 - RuntimeError: x",         // loguru
+           "[05/01/24 10:00:00] ERROR    RuntimeError: x",                                     // rich
+           "[2024-05-01 10:00:00,123][__main__][ERROR] - RuntimeError: x",                     // Hydra
+           "[2024-05-01, 10:00:00 UTC] {taskinstance.py:1234} ERROR - RuntimeError: x",        // Airflow
+           "[2024-05-01 10:00:00 +0000] [123] [ERROR] RuntimeError: x",                        // gunicorn
+           "[2024-05-01 10:00:00,123] [ERROR] [launch.py:321:sigkill_handler] RuntimeError: x",  // DeepSpeed
+           "[NeMo E 2024-05-01 10:00:00 train:10] RuntimeError: x",                            // NeMo
+           "[2024-05-01 10:00:00 TP0] RuntimeError: x",                                        // SGLang
+           "2024-05-01 10:00:00.123456: E tensorflow/core/x.cc:10] RuntimeError: x",           // TensorFlow C++
+           "2024/05/01 10:00:00 ERROR mlflow.cli: RuntimeError: x",                            // Go's log layout, MLflow
+           "24/05/01 10:00:00 ERROR Executor: RuntimeError: x",                                // log4j default (Spark)
+       }) {
+    SCOPED_TRACE(line);
+    EXPECT_EQ(message_body(line), "RuntimeError: x");
+  }
+  // ... and what stays a message.
+  EXPECT_EQ(message_body("[::1]:29500 RuntimeError: x"), "[::1]:29500 RuntimeError: x");
+  EXPECT_EQ(message_body("ERROR something failed"), "ERROR something failed");
+  EXPECT_EQ(message_body("{\"level\": \"ERROR\"} x"), "{\"level\": \"ERROR\"} x");
   // Ambiguous prefixes are starts to try, not stripped for people.
   EXPECT_EQ(message_body("worker-1: Killed"), "worker-1: Killed");
   std::string_view starts[8];
@@ -272,6 +296,7 @@ TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
   EXPECT_TRUE(has_start("Killed\r", "Killed"));
   EXPECT_TRUE(has_start("[INFO ] W-9000 MODEL_LOG - Traceback (most recent call last):", "W-9000 MODEL_LOG - Traceback (most recent call last):"));
   EXPECT_TRUE(has_start("[WARN ] one two three - RuntimeError: x", "one two three - RuntimeError: x"));  // not thread and logger
+  EXPECT_TRUE(has_start("05/01/2024 10:00:00 - ERROR - __main__ - RuntimeError: x", "RuntimeError: x"));  // transformers' examples
   EXPECT_EQ(message_starts("Killed", starts, 8), 0u);  // the line itself is not a start
   // Tables and -q outputs keep their indentation; a table's rows stay whole.
   EXPECT_EQ(strip_wrappers("[rank3]:     Fabric"), "    Fabric");
