@@ -254,6 +254,13 @@ bool level_name(std::string_view w) {
   return false;
 }
 
+// Length of a log level's name (level_name) at s[p] in capitals, or 0.
+std::size_t level_at(std::string_view s, std::size_t p) {
+  std::size_t w = p;
+  while (w < s.size() && w - p < 9 && s[w] >= 'A' && s[w] <= 'Z') ++w;
+  return w > p && level_name(s.substr(p, w - p)) ? w - p : 0;
+}
+
 // One wrapper at the start of s, or 0. `mid`, when given, receives up to two
 // points inside it where the message may already begin (after a timestamp,
 // after a host or log-stream name): the word after them may be the program
@@ -365,39 +372,33 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
   // A level word first. vLLM's "%(levelname)s %(asctime)s [%(filename)s:%(lineno)d] " with
   // "%m-%d %H:%M:%S" (older "file.py:100] "), each line of a multi-line message headed alike;
   // loguru's padded "ERROR    | __main__:main:10 - "; rich's level padded to its column.
-  {
-    std::size_t w = 0;
-    while (w < s.size() && w < 9 && s[w] >= 'A' && s[w] <= 'Z') ++w;
-    if (w >= 4 && level_name(s.substr(0, w))) {
-      std::size_t p = w + 1;
-      if (w + 16 <= s.size() && s[w] == ' ' && digit(s[w + 1]) && digit(s[w + 2]) && s[w + 3] == '-' &&
-          digit(s[w + 4]) && digit(s[w + 5]) && s[w + 6] == ' ' && (p = w + 7, clock_at(s, p))) {
-        if (mid) mid[0] = p;
-        p = skip_spaces(s, p);
-        const std::size_t e = s.find("] ", p);
-        if (e != std::string_view::npos && e - p < 80 && s.substr(p, e - p).find(' ') == std::string_view::npos)
-          return e + 2;
-        return p;
-      }
-      p = skip_spaces(s, w);
-      if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') {
-        const std::size_t q = p + 2, d = s.find(" - ", q);
-        if (d != std::string_view::npos && d - q < 128 && s.substr(q, d - q).find(' ') == std::string_view::npos)
-          return d + 3;
-        return q;
-      }
-      if (p >= 9 && p > w && p < s.size()) return p;
+  if (const std::size_t w = level_at(s, 0)) {
+    std::size_t p = w + 7;
+    if (w + 16 <= s.size() && s[w] == ' ' && digit(s[w + 1]) && digit(s[w + 2]) && s[w + 3] == '-' &&
+        digit(s[w + 4]) && digit(s[w + 5]) && s[w + 6] == ' ' && clock_at(s, p)) {
+      if (mid) mid[0] = p;
+      p = skip_spaces(s, p);
+      const std::size_t e = s.find("] ", p);
+      if (e != std::string_view::npos && e - p < 80 && s.substr(p, e - p).find(' ') == std::string_view::npos)
+        return e + 2;
+      return p;
     }
+    p = skip_spaces(s, w);
+    if (p + 1 < s.size() && s[p] == '|' && s[p + 1] == ' ') {
+      const std::size_t q = p + 2, d = s.find(" - ", q);
+      if (d != std::string_view::npos && d - q < 128 && s.substr(q, d - q).find(' ') == std::string_view::npos)
+        return d + 3;
+      return q;
+    }
+    if (p >= 9 && p > w && p < s.size()) return p;
   }
   // Airflow's task log "{taskinstance.py:1234} ERROR - " (after its bracketed time)
   if (s[0] == '{' && s.size() > 4 && s[1] != '"') {
     const std::size_t e = s.find("} ");
     if (e != std::string_view::npos && e < 80 && s.substr(1, e - 1).find(' ') == std::string_view::npos &&
         s.substr(1, e - 1).find(':') != std::string_view::npos) {
-      std::size_t p = e + 2;
-      const std::size_t w = p;
-      while (p < s.size() && p - w < 9 && s[p] >= 'A' && s[p] <= 'Z') ++p;
-      if (level_name(s.substr(w, p - w)) && s.compare(p, 3, " - ") == 0) return p + 3;
+      const std::size_t lv = level_at(s, e + 2);
+      if (lv && s.compare(e + 2 + lv, 3, " - ") == 0) return e + 2 + lv + 3;
     }
   }
   // Timestamps, then "host prog[pid]:" or "prog:" or containerd "stdout F"
@@ -492,9 +493,8 @@ std::size_t soft_wrapper_len(std::string_view s) {
     if (p < s.size() && s[p] >= 'A' && s[p] <= 'Z') return p;
   }
   if (starts(s, "\xE2\x94\x82 ")) return 4;  // U+2502 BOX DRAWINGS LIGHT VERTICAL
-  std::size_t p = 0;
-  while (p < s.size() && p < 12 && s[p] >= 'A' && s[p] <= 'Z') ++p;
-  if (p < s.size() && s[p] == ':' && level_name(s.substr(0, p))) {
+  std::size_t p = level_at(s, 0);
+  if (p && p < s.size() && s[p] == ':') {
     std::size_t q = p + 1;
     while (q < s.size() && q - p < 128 && s[q] != ':' && s[q] != ' ') ++q;
     if (q > p + 1 && q < s.size() && s[q] == ':') return q + 1;
