@@ -457,6 +457,29 @@ TEST(Rules, BareNcclSystemErrorIsShmOnOneNodeNetworkAcrossNodes) {
   EXPECT_EQ(analyze("ncclInternalError: Internal check failed.\n").get("nccl.shm"), nullptr);
 }
 
+// A bare "unhandled cuda error" is a CUDA call that failed inside NCCL: its
+// own cause, whose steps look for the CUDA error and the GPU, not the
+// socket interface; on one node or several alike.
+TEST(Rules, BareNcclUnhandledCudaErrorIsTheCudaCallNotTheNetwork) {
+  for (const char* bare :
+       {"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with "
+        "NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n",
+        "torch.distributed.DistBackendError: NCCL error: ncclUnhandledCudaError: Call to CUDA function failed.\n"}) {
+    for (const std::string& net : {std::string(), std::string("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n")}) {
+      SCOPED_TRACE(net + std::string(bare));
+      const Result r = analyze(net + std::string(bare));
+      const auto* f = r.get("nccl.network_config");
+      ASSERT_NE(f, nullptr) << r.ids();
+      EXPECT_EQ(r.cause("nccl.network_config"), "cuda_error") << r.ids();
+      EXPECT_EQ(r.get("nccl.shm"), nullptr) << r.ids();
+      std::string steps;
+      for (const auto& s : f->remedy) steps += s + "\n";
+      EXPECT_NE(steps.find("NVRM: Xid"), std::string::npos) << steps;
+      EXPECT_EQ(steps.find("NCCL_SOCKET_IFNAME"), std::string::npos) << steps;
+    }
+  }
+}
+
 // Fabric Manager with nothing to manage is info on a board without NVSwitch,
 // and stays an error on an NVSwitch system or where CUDA waits for it (802).
 TEST(Rules, FabricManagerNotNeededWithoutNvswitch) {
