@@ -302,8 +302,6 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
       // A stamp and a few words: "[2024-05-01 10:00:00 TP0] " (SGLang), "[2024-05-01 10:00:00
       // +0000] " (gunicorn), "[2024-05-01, 10:00:00 UTC] " (Airflow)
       if (const std::size_t ts = timestamp_len(in); ts > 0 && in.size() - ts <= 24) return after;
-      // "[NeMo E 2024-05-01 10:00:00 train:10] " (NeMo's logger)
-      if (starts(in, "NeMo ") && in.size() > 8 && std::strchr("DIWEC", in[5]) && in[6] == ' ') return after;
       // A source position: "[launch.py:321:sigkill_handler] " (DeepSpeed), "[core.py:100] " (vLLM)
       if (const std::size_t c = in.find(':'); c != std::string_view::npos && c > 2 && c + 1 < in.size() &&
                                               digit(in[c + 1]) && in.find(' ') == std::string_view::npos) {
@@ -332,13 +330,15 @@ std::size_t wrapper_len(std::string_view s, std::size_t* mid = nullptr) {
       if (in.size() > 6 && std::strchr("IWEF", in[0]) && digit(in[1])) return after;
       // [E 2024-05-01 10:00:00.123 ServerApp] Jupyter Server, [I 10:00:00.123 NotebookApp]
       // the notebook, [W 240501 10:00:00 web:2246] tornado: traitlets' and tornado's
-      // LogFormatter "[%(levelname)1.1s %(asctime)s %(name)s]"
-      if (in.size() > 4 && in[0] != '\0' && std::strchr("DIWEC", in[0]) && in[1] == ' ' && digit(in[2])) return after;
+      // LogFormatter "[%(levelname)1.1s %(asctime)s %(name)s]"; NeMo's the same after its
+      // name: "[NeMo E 2024-05-01 10:00:00 train:10] "
+      const std::string_view letter = starts(in, "NeMo ") ? in.substr(5) : in;
+      if (letter.size() > 4 && letter[0] != '\0' && std::strchr("DIWEC", letter[0]) && letter[1] == ' ' &&
+          digit(letter[2]))
+        return after;
       // [INFO ] [ERROR] log4j's padded "%-5p" (TorchServe, Spark, Java services), then its
       // "%t %c - " (thread, logger): "[INFO ] W-9000-model_1.0-stdout MODEL_LOG - "
-      std::size_t le = in.size();
-      while (le > 0 && in[le - 1] == ' ') --le;
-      if (le > 0 && level_name(in.substr(0, le))) {
+      if (const std::size_t lv = level_at(in, 0); lv && in.find_first_not_of(' ', lv) == std::string_view::npos) {
         if (mid) mid[0] = after;
         std::size_t q = skip_spaces(s, after);
         if (s.compare(q, 2, "- ") == 0) return q + 2;  // Hydra's "[ERROR] - "

@@ -178,11 +178,10 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     const bool network = has_signal(r, "nccl.socket_used") || has_signal(r, "nccl.ifname") ||
                          has_signal(r, "nccl.ib_none") || has_signal(r, "nccl.ofi_ok") ||
                          has_signal(r, "nccl.ofi_failed") || has_signal(r, "nccl.efa_intent");
-    // The code the line named: ncclSystemError ("system", "2", "SYSTEM") or ncclUnhandledCudaError
-    // ("cuda", "UnhandledCuda", "UNHANDLED_CUDA"), a CUDA call that failed inside NCCL: not the network.
-    const Json& gf = r.signals.at("nccl.generic").facts;
-    const std::string code = gf.contains("code") && gf.at("code").is_string() ? gf.at("code").get<std::string>() : "";
-    const bool cuda_error = code == "cuda" || code == "UnhandledCuda" || code == "UNHANDLED_CUDA";
+    // The code the line named: ncclSystemError ("system", "2") or ncclUnhandledCudaError ("cuda" in
+    // any case: the rule's extract), a CUDA call that failed inside NCCL, not the network.
+    const std::string code = r.signals.at("nccl.generic").facts.value("code", std::string());
+    const bool cuda_error = ci_equal(code, "cuda");
     const bool system_error = !code.empty() && !cuda_error;
     if (cuda_error)
       add_from_signal(r, "nccl.network_config", "cuda_error", Severity::kUnknown, "nccl.generic");

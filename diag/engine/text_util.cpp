@@ -180,6 +180,8 @@ std::optional<double> audit_time(std::string_view s, const TimeContext& ctx) {
   return civil_seconds(year, mo, d, h, mi, sec) + fraction(s, pos) - static_cast<double>(ctx.utc_offset_s);
 }
 
+}  // namespace
+
 bool ci_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
@@ -187,8 +189,6 @@ bool ci_equal(std::string_view a, std::string_view b) {
       return false;
   return true;
 }
-
-}  // namespace
 
 std::size_t count_newlines(std::string_view s) {
   // SWAR: a byte of x is zero exactly where s had '\n'; the expression below

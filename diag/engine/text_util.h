@@ -19,6 +19,9 @@ std::size_t count_newlines(std::string_view s);
 
 std::string clean_text(std::string_view s, std::size_t max_bytes = 400);
 
+/// ASCII case-insensitive equality.
+bool ci_equal(std::string_view a, std::string_view b);
+
 /// The one secret redaction (nodeprobe/redact.h), shared with reports and bundles.
 using nodeprobe::redact_secrets;
 
