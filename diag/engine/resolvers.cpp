@@ -169,6 +169,9 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   // (shm_open/fallocate/mmap of /dev/shm in src/transport/shm.cc and the
   // proxy's shared buffers): in a container that is the 64 MB /dev/shm or a
   // private IPC namespace, the fix every such thread reports (--ipc=host).
+  // ncclUnhandledCudaError ("unhandled cuda error") is a CUDA call NCCL made
+  // that failed: its own id, nccl.cuda_error, whose steps look for the CUDA
+  // error and the GPU, not the network.
   // NCCL's own WARN naming a CUDA call it made with an invalid argument
   // (job.unexplained_failure/cuda_api_error) is the more specific reading of
   // an "unhandled cuda error": a programming error or an NCCL bug.
@@ -184,7 +187,7 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     const bool cuda_error = ci_equal(code, "cuda");
     const bool system_error = !code.empty() && !cuda_error;
     if (cuda_error)
-      add_from_signal(r, "nccl.network_config", "cuda_error", Severity::kUnknown, "nccl.generic");
+      add_from_signal(r, "nccl.cuda_error", "", Severity::kUnknown, "nccl.generic");
     else if (!network && system_error)
       add_from_signal(r, "nccl.shm", "system_error", Severity::kUnknown, "nccl.generic");
     else

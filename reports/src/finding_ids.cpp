@@ -65,6 +65,9 @@ const std::vector<FindingKind>& finding_vocabulary() {
       // Added by issue 13: profilers refused the GPU's performance counters (ERR_NVGPUCTRPERM,
       // CUPTI_ERROR_INSUFFICIENT_PRIVILEGES): NVreg_RestrictProfilingToAdminUsers.
       {"gpu.profiling_restricted", "GPU performance counters restricted to administrators", Severity::kInfo},
+      // Added by issue 13: a bare "unhandled cuda error" (ncclUnhandledCudaError) is a CUDA call that
+      // failed inside NCCL, not its network: it had been a cause of nccl.network_config.
+      {"nccl.cuda_error", "A CUDA call inside NCCL failed", Severity::kError},
   };
   return v;
 }

@@ -44,7 +44,7 @@ const std::vector<std::pair<std::string, std::string>> kCodeCauses = {
     {"gpu.pcie_degraded", "acs_redirect"}, {"gpu.pcie_degraded", "iommu_translation"}, {"host.oom", "memory_exhausted"},
     {"gpu.compute_slow", "throttled"},     {"gpu.ecc", "uncorrectable"}, {"gpu.ecc", "retirement_pending"},
     {"efa.fallback_tcp", "tcp_only"},      {"efa.missing", "ofi_failed"}, {"efa.missing", "no_provider"},
-    {"nccl.network_config", "generic_error"}, {"nccl.network_config", "cuda_error"},
+    {"nccl.network_config", "generic_error"},
     {"nccl.network_config", "secondary"},
     {"nccl.shm", "system_error"},          {"gpu.fabric_manager", "not_needed"},
     {"limits.nofile", "shm_from_nofile"},  {"limits.shm", "sysctl"}, {"limits.max_map_count", "sysctl"},

@@ -458,7 +458,8 @@ TEST(Rules, BareNcclSystemErrorIsShmOnOneNodeNetworkAcrossNodes) {
 }
 
 // A bare "unhandled cuda error" is a CUDA call that failed inside NCCL: its
-// own cause, whose steps look for the CUDA error and the GPU, not the
+// own finding id (not a cause of nccl.network_config, whose title is the
+// network's), whose steps look for the CUDA error and the GPU, not the
 // socket interface; on one node or several alike.
 TEST(Rules, BareNcclUnhandledCudaErrorIsTheCudaCallNotTheNetwork) {
   for (const char* bare :
@@ -468,9 +469,10 @@ TEST(Rules, BareNcclUnhandledCudaErrorIsTheCudaCallNotTheNetwork) {
     for (const std::string& net : {std::string(), std::string("h:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n")}) {
       SCOPED_TRACE(net + std::string(bare));
       const Result r = analyze(net + std::string(bare));
-      const auto* f = r.get("nccl.network_config");
+      const auto* f = r.get("nccl.cuda_error");
       ASSERT_NE(f, nullptr) << r.ids();
-      EXPECT_EQ(r.cause("nccl.network_config"), "cuda_error") << r.ids();
+      EXPECT_EQ(f->severity, Severity::kError) << r.ids();
+      EXPECT_EQ(r.get("nccl.network_config"), nullptr) << r.ids();
       EXPECT_EQ(r.get("nccl.shm"), nullptr) << r.ids();
       std::string steps;
       for (const auto& s : f->remedy) steps += s + "\n";
@@ -978,9 +980,9 @@ TEST(Rules, AnNcclCudaCallWithAnInvalidArgumentIsTheProgramNotTheNetwork) {
       "Failed, NCCL error allreduceOp.cpp:308 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)'\n");
   EXPECT_EQ(r.cause("job.unexplained_failure"), "cuda_api_error") << r.ids();
   EXPECT_EQ(r.get("nccl.network_config"), nullptr) << r.ids();
-  // Without that WARN the bare code keeps its generic reading.
+  // Without that WARN the bare code keeps its generic reading: a CUDA call inside NCCL failed.
   EXPECT_NE(analyze("RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n")
-                .get("nccl.network_config"),
+                .get("nccl.cuda_error"),
             nullptr);
 }
 
