@@ -222,7 +222,8 @@ std::size_t program_len(std::string_view s) {
     if (e == std::string_view::npos || e - p > 12) return 0;
     p = e + 1;
   }
-  if (p < s.size() && s[p] == ':') return p + 1;
+  // "prog:" ends a tag; "name::" is a scope or a pytest node id ("tests/test_x.py::test_y"), not a program
+  if (p < s.size() && s[p] == ':' && (p + 1 >= s.size() || s[p + 1] != ':')) return p + 1;
   return 0;
 }
 

@@ -305,6 +305,14 @@ TEST(Normalise, NewWrappersAndTheStartsBehindAmbiguousOnes) {
   EXPECT_EQ(strip_wrappers("plain line"), "plain line");
 }
 
+// "prog:" after a stamp is a syslog tag; "name::" is not (a C++ scope, a pytest node id), so
+// pytest's summary line behind mpirun's ctime and tag keeps its start.
+TEST(Normalise, ADoubleColonIsNotAProgramTag) {
+  EXPECT_EQ(strip_wrappers("Thu Jan 23 11:55:50 2025[1,1]<stderr>:FAILED tests/test_x.py::test_y - ValueError: z"),
+            "FAILED tests/test_x.py::test_y - ValueError: z");
+  EXPECT_EQ(strip_wrappers("Jan  1 00:00:00 node1 kernel: NVRM: Xid 79"), "NVRM: Xid 79");
+}
+
 // A thread quotes one message as Markdown inline code: the message is read
 // without its backticks (a fence and a code span inside a line are kept).
 TEST(Normalise, AWholeLineInAMarkdownCodeSpanIsReadAsTheMessage) {
