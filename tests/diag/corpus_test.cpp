@@ -88,12 +88,8 @@ TEST(CorpusCoverage, AtLeastSixtyFailureSamplesCoveringEveryIdAndHealthyLogs) {
   // fleet.outlier is a judgement across the nodes of a fleet (nodeprobe fleet), never read from one log;
   // job.unexplained_failure is never a sample's expected cause: it is what a log shows when no node-level
   // cause is in it (healthy samples of failed jobs raise it;
-  // DiagCli.AFailedJobWithNoNodeCauseIsNamedAndExplainedOnesAreNot checks it on a real one);
-  // nccl.cuda_error is the reading of a bare ncclUnhandledCudaError when nothing more specific is in the
-  // log, never a thread's confirmed cause (that is the GPU's memory, peer access, a driver...): the corpus
-  // samples with such a line carry their thread's cause as a known_miss, and
-  // Rules.BareNcclUnhandledCudaErrorIsTheCudaCallNotTheNetwork checks the reading on real lines.
-  const std::set<std::string> not_from_logs = {"fleet.outlier", "job.unexplained_failure", "nccl.cuda_error"};
+  // DiagCli.AFailedJobWithNoNodeCauseIsNamedAndExplainedOnesAreNot checks it on a real one).
+  const std::set<std::string> not_from_logs = {"fleet.outlier", "job.unexplained_failure"};
   for (const auto& k : finding_vocabulary())
     if (!not_from_logs.count(std::string(k.id))) {
       EXPECT_TRUE(ids.count(std::string(k.id))) << "no sample for " << k.id;
