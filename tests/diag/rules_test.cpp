@@ -482,6 +482,40 @@ TEST(Rules, BareNcclUnhandledCudaErrorIsTheCudaCallNotTheNetwork) {
   }
 }
 
+// Two ranks on one GPU is the job's launch (NCCL's ncclInvalidUsage), not the
+// network: job.unexplained_failure/cuda_api_error, no nccl.network_config.
+TEST(Rules, TwoRanksOnOneGpuAreTheLaunchNotTheNetwork) {
+  for (const char* line :
+       {"init.cc:904 NCCL WARN Duplicate GPU detected : rank 15 and rank 7 both on CUDA device e4000\n",
+        "node1:1234:1300 [0] init.cc:1500 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set "
+        "NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this feature.\n"}) {
+    const Result r = analyze(line);
+    EXPECT_EQ(r.cause("job.unexplained_failure"), "cuda_api_error") << line << r.ids();
+    EXPECT_EQ(r.get("nccl.network_config"), nullptr) << line << r.ids();
+  }
+  // The rest of NCCL's configuration checks stay the network's.
+  EXPECT_EQ(analyze("node1:1:1 [0] init.cc:100 NCCL WARN Error: network IB not found.\n").cause("nccl.network_config"),
+            "config_error");
+}
+
+// A program that says it disabled its CUDA back-end is its CPU fallback
+// (info), and the cuInit "no CUDA-capable device" it quotes is that fallback
+// too; the same cuInit text alone stays the no-device error.
+TEST(Rules, ANoDeviceLineQuotedByACpuFallbackIsTheFallback) {
+  const Result drjit = analyze(
+      "jit_cuda_init(): cuInit failed, disabling CUDA backend.\n"
+      "There are two common explanations for this type of failure:\n"
+      " The specific error message produced by cuInit was\n"
+      "   \"no CUDA-capable device is detected\"\n");
+  expect_only_info(drjit);
+  ASSERT_NE(drjit.get("gpu.not_found"), nullptr) << drjit.ids();
+  EXPECT_EQ(drjit.cause("gpu.not_found"), "no_gpu_found") << drjit.ids();
+  const Result alone = analyze("RuntimeError: cuInit failed: no CUDA-capable device is detected\n");
+  ASSERT_NE(alone.get("gpu.not_found"), nullptr) << alone.ids();
+  EXPECT_EQ(alone.cause("gpu.not_found"), "no_device") << alone.ids();
+  EXPECT_EQ(alone.get("gpu.not_found")->severity, Severity::kError) << alone.ids();
+}
+
 // Fabric Manager with nothing to manage is info on a board without NVSwitch,
 // and stays an error on an NVSwitch system or where CUDA waits for it (802).
 TEST(Rules, FabricManagerNotNeededWithoutNvswitch) {
