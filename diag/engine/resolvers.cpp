@@ -66,12 +66,16 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
                     std::none_of(rule->explained_by.begin(), rule->explained_by.end(), fired);
     const bool fallback = !rule->otherwise_cause.empty() || rule->otherwise_severity != Severity::kUnknown;
     if (!ok && !fallback) continue;
+    const bool graver = ok && std::any_of(rule->escalate_when.begin(), rule->escalate_when.end(), fired) &&
+                        std::none_of(rule->escalate_unless.begin(), rule->escalate_unless.end(), fired);
     for (const auto& kv : set.all()) {
       Accum a = kv.second;
       if (!ok) {
         if (a.key.id != rule->finding) continue;
         if (!rule->otherwise_cause.empty()) a.key.cause = rule->otherwise_cause;
         a.severity = rule->otherwise_severity;
+      } else if (graver && a.key.id == rule->finding) {
+        a.severity = rule->escalate_severity;
       }
       r.findings.merge(a);
     }
@@ -139,12 +143,6 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
   if (has_signal(r, "nccl.ofi_tcp") && (expected || has_signal(r, "efa.aws_stack")) && !tcp_meant && !ofi_ok)
     add_from_signal(r, "efa.fallback_tcp", "ofi_tcp", Severity::kUnknown, "nccl.ofi_tcp",
                     r.signals.at("nccl.ofi_tcp").facts);
-
-  // IPoIB sockets without libibverbs (the rule's info): across nodes every
-  // collective crosses them over TCP on the InfiniBand port, a warning; on
-  // one node only the bootstrap does. Not where the user chose sockets.
-  if (has_signal(r, "nccl.multi_node") && !has_signal(r, "nccl.socket_chosen"))
-    if (Accum* a = r.findings.find("efa.fallback_tcp", "ib_verbs_missing")) a->severity = Severity::kWarn;
 
   // The NVML library version printed after a mismatch belongs to it.
   if (has_signal(r, "nvml.lib_version")) {

@@ -395,7 +395,9 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       ++r.past_events;
     }
     const Evidence evidence{r.name, c.line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
-    FindingSet& into = rule.needs.empty() && rule.explained_by.empty() ? r.findings : r.pending[rule.key];
+    FindingSet& into = rule.needs.empty() && rule.explained_by.empty() && rule.escalate_when.empty()
+                           ? r.findings
+                           : r.pending[rule.key];
     const long before = into.all().count(key) ? into.all().at(key).count : 0;
     into.add(key, severity, evidence, time, facts, &ev);
     if (into.all().at(key).count == before) ++r.duplicates;
@@ -469,7 +471,7 @@ SourceResult RuleEngine::analyze(LineBlockReader& reader, const std::string& nam
         return std::any_of(set.all().begin(), set.all().end(),
                            [&](const auto& f) { return f.first.id == rule.finding; });
       };
-      // Findings that wait on their context (needs, explained_by) count too.
+      // Findings that wait on their context (needs, explained_by, escalate) count too.
       return names(r.findings) ||
              std::any_of(r.pending.begin(), r.pending.end(), [&](const auto& p) { return names(p.second); });
     };

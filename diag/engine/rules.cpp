@@ -243,7 +243,7 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
   only_keys(j,
             {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by", "yields_to",
              "follow_lines", "fold", "event", "event_window_s", "needs", "explained_by", "otherwise_cause", "otherwise_severity",
-             "lookalikes", "note"},
+             "escalate", "lookalikes", "note"},
             doc, where);
   Rule r;
   r.key = opt_string(j, "key", doc, where);
@@ -313,6 +313,18 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
   if (!r.otherwise_cause.empty()) {
     if (r.finding.empty() || !pb.cause(r.finding, r.otherwise_cause))
       fail(doc, where + ": the playbook has no cause '" + r.otherwise_cause + "' for " + r.finding);
+  }
+  if (j.contains("escalate")) {
+    const json& e = j.at("escalate");
+    const std::string ew = where + ".escalate";
+    if (!e.is_object()) fail(doc, ew + " must be an object {when, unless, severity}");
+    only_keys(e, {"when", "unless", "severity"}, doc, ew);
+    r.escalate_when = opt_strings(e, "when", doc, ew);
+    r.escalate_unless = opt_strings(e, "unless", doc, ew);
+    r.escalate_severity = opt_severity(e, "severity", doc, ew);
+    if (r.escalate_when.empty() || r.escalate_severity == Severity::kUnknown)
+      fail(doc, ew + " needs when (rule keys) and a severity");
+    if (r.finding.empty()) fail(doc, ew + ": a signal has no severity to raise");
   }
   r.lookalikes = opt_strings(j, "lookalikes", doc, where);
   return r;
@@ -434,6 +446,9 @@ void RuleSet::check_references(const std::string& name) const {
       if (!find(s)) fail(name, "rule " + r.key + ": needs names unknown rule '" + s + "'");
     for (const auto& s : r.explained_by)
       if (!find(s)) fail(name, "rule " + r.key + ": explained_by names unknown rule '" + s + "'");
+    for (const auto* list : {&r.escalate_when, &r.escalate_unless})
+      for (const auto& s : *list)
+        if (!find(s)) fail(name, "rule " + r.key + ": escalate names unknown rule '" + s + "'");
   }
 }
 

@@ -69,6 +69,14 @@ struct Rule {
   std::vector<std::string> explained_by;
   std::string otherwise_cause;
   Severity otherwise_severity = Severity::kUnknown;
+  /// Context that makes the finding graver: when the finding stands (its
+  /// needs met, nothing explains it away) and one of `escalate_when` also
+  /// matched in the same source while none of `escalate_unless` did, it is
+  /// raised at `escalate_severity` (IPoIB sockets without libibverbs are
+  /// info on one node and a warning when the communicator spans nodes).
+  std::vector<std::string> escalate_when;
+  std::vector<std::string> escalate_unless;
+  Severity escalate_severity = Severity::kUnknown;
   std::vector<std::string> lookalikes;  ///< lines (as emitted) this rule must not fire on; tested
   std::string origin;                 ///< "built-in" or the site file it came from
 };

@@ -494,6 +494,10 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "yields_to": ["*", "gpu.oom"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("stands alone"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "explained_by": ["z.z"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("explained_by names unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "otherwise_cause": "other", "patterns": [{"re": "abc", "src": "s"}]})J")).find("otherwise_cause/otherwise_severity without needs or explained_by"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "escalate": {"when": ["z.z"], "severity": "warn"}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("escalate names unknown rule 'z.z'"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "escalate": {"when": ["a.b"]}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("needs when (rule keys) and a severity"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "escalate": {"when": ["a.b"], "severity": "warn", "if": ["x"]}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown key 'if'"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "escalate": {"when": ["a.b"], "severity": "warn"}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("a signal has no severity to raise"), std::string::npos);
   EXPECT_NE(err(one_rule(ok + "," + ok)).find("duplicate rule key"), std::string::npos);
   // Folds: finding references, a cause for `into`, the reasoning, unique keys.
   auto one_fold = [&](const std::string& body) {

@@ -1093,6 +1093,14 @@ TEST(Rules, SocketsOverInfinibandWithoutLibibverbsAreAFallbackNotAChoice) {
       "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n"
       "node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
   EXPECT_EQ(one.get("efa.fallback_tcp")->severity, Severity::kInfo);
+  // Across nodes too, sockets the user chose (NCCL_NET=Socket) stay info.
+  const Result chosen = analyze(
+      "node1:1234:1234 [0] NCCL INFO NCCL_NET set by environment to Socket\n"
+      "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
+      "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n"
+      "node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n");
+  ASSERT_NE(chosen.get("efa.fallback_tcp"), nullptr) << chosen.ids();
+  EXPECT_EQ(chosen.get("efa.fallback_tcp")->severity, Severity::kInfo) << chosen.ids();
   // Sockets over ib0 with verbs loadable (NCCL_IB_DISABLE=1, NCCL_NET=Socket) are not judged by this rule.
   EXPECT_EQ(analyze("node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n").get("efa.fallback_tcp"),
             nullptr);
