@@ -426,12 +426,19 @@ void RuleSet::expand_yields() {
     return (!o.needs.empty() || !o.explained_by.empty()) && o.otherwise_cause.empty() &&
            o.otherwise_severity == Severity::kUnknown;
   };
+  // Does a rule give way to a finding id? "*": every finding but its own.
+  const auto gives_way = [](const Rule& x, const std::string& id) {
+    if (x.yields_to.empty()) return false;
+    if (x.yields_to.front() == "*") return id != x.finding;
+    return std::find(x.yields_to.begin(), x.yields_to.end(), id) != x.yields_to.end();
+  };
   for (auto& r : rules_) {
     if (r.yields_to.empty()) continue;
     for (const auto& o : rules_) {
-      if (&o == &r || !o.yields_to.empty() || o.finding.empty() || may_stay_silent(o)) continue;
-      const bool any = r.yields_to.front() == "*" && o.finding != r.finding;  // "*": every other finding
-      if (!any && std::find(r.yields_to.begin(), r.yields_to.end(), o.finding) == r.yields_to.end()) continue;
+      // A rule that yields too wins over r unless it would give way to r's
+      // finding in turn (two generic tiers that yield to each other both speak).
+      if (&o == &r || o.finding.empty() || may_stay_silent(o) || gives_way(o, r.finding)) continue;
+      if (!gives_way(r, o.finding)) continue;
       if (std::find(r.suppressed_by.begin(), r.suppressed_by.end(), o.key) == r.suppressed_by.end())
         r.suppressed_by.push_back(o.key);
     }

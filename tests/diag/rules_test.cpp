@@ -482,6 +482,16 @@ TEST(Rules, BareNcclUnhandledCudaErrorIsTheCudaCallNotTheNetwork) {
   }
 }
 
+// A rule that yields also wins over another yielding rule that gives way to
+// its finding: the exception line that names a build without the GPU's
+// architecture is that finding (generic tier), not also the job's exception;
+// two rules that give way to each other both speak.
+TEST(Rules, AYieldingRuleSilencesARuleThatGivesWayToIt) {
+  const Result r = analyze("RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.\n");
+  EXPECT_EQ(r.cause("gpu.not_found"), "arch_unsupported") << r.ids();
+  EXPECT_EQ(r.get("job.unexplained_failure"), nullptr) << r.ids();
+}
+
 // Two ranks on one GPU is the job's launch (NCCL's ncclInvalidUsage), not the
 // network: job.unexplained_failure/cuda_api_error, no nccl.network_config.
 TEST(Rules, TwoRanksOnOneGpuAreTheLaunchNotTheNetwork) {
