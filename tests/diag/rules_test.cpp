@@ -1081,39 +1081,31 @@ TEST(Rules, APytestFailureIsATracebackAndAMissingFileLockIsTheMount) {
 }
 
 TEST(Rules, SocketsOverInfinibandWithoutLibibverbsAreAFallbackNotAChoice) {
-  const Result r = analyze(
-      "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
-      "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0.8001:192.168.10.5<0>\n");
+  const std::string no_verbs = "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n";
+  const std::string ib0 = "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n";
+  const std::string two_nodes =
+      "node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n";
+  const Result r = analyze(no_verbs + "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0.8001:192.168.10.5<0>\n");
   ASSERT_EQ(r.cause("efa.fallback_tcp"), "ib_verbs_missing") << r.ids();
   EXPECT_EQ(r.get("efa.fallback_tcp")->severity, Severity::kInfo) << "one node does not use the network for collectives";
   EXPECT_EQ(r.get("efa.fallback_tcp")->facts.value("ifname", std::string()), "ib0.8001");
   // Across nodes every collective crosses the IPoIB sockets: a warning, by
   // NCCL's node count or by channels the network transport carries.
-  for (const std::string multi :
-       {"node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n",
-        "node1:1234:1290 [0] NCCL INFO Channel 00/0 : 7[7] -> 8[0] [send] via NET/Socket/0\n"}) {
-    const Result m = analyze(
-        "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
-        "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n" + multi);
+  for (const std::string& multi :
+       {two_nodes, std::string("node1:1234:1290 [0] NCCL INFO Channel 00/0 : 7[7] -> 8[0] [send] via NET/Socket/0\n")}) {
+    const Result m = analyze(no_verbs + ib0 + multi);
     ASSERT_NE(m.get("efa.fallback_tcp"), nullptr) << m.ids();
     EXPECT_EQ(m.get("efa.fallback_tcp")->severity, Severity::kWarn) << multi;
   }
   const Result one = analyze(
-      "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
-      "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n"
-      "node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
+      no_verbs + ib0 + "node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0\n");
   EXPECT_EQ(one.get("efa.fallback_tcp")->severity, Severity::kInfo);
   // Across nodes too, sockets the user chose (NCCL_NET=Socket) stay info.
-  const Result chosen = analyze(
-      "node1:1234:1234 [0] NCCL INFO NCCL_NET set by environment to Socket\n"
-      "node1:1234:1234 [0] NCCL INFO Failed to open libibverbs.so[.1]\n"
-      "node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n"
-      "node1:1234:1234 [0] NCCL INFO comm 0x5581 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n");
+  const Result chosen = analyze("node1:1234:1234 [0] NCCL INFO NCCL_NET set by environment to Socket\n" + no_verbs + ib0 + two_nodes);
   ASSERT_NE(chosen.get("efa.fallback_tcp"), nullptr) << chosen.ids();
   EXPECT_EQ(chosen.get("efa.fallback_tcp")->severity, Severity::kInfo) << chosen.ids();
   // Sockets over ib0 with verbs loadable (NCCL_IB_DISABLE=1, NCCL_NET=Socket) are not judged by this rule.
-  EXPECT_EQ(analyze("node1:1234:1234 [0] NCCL INFO NET/Socket : Using [0]ib0:192.168.10.5<0>\n").get("efa.fallback_tcp"),
-            nullptr);
+  EXPECT_EQ(analyze(ib0).get("efa.fallback_tcp"), nullptr);
 }
 
 // A profiler refused the performance counters (the driver's default for
