@@ -64,8 +64,7 @@ void resolve_source(SourceResult& r, const AnalysisOptions& opt, const RuleSet& 
     if (!rule) continue;
     const bool ok = (rule->needs.empty() || std::any_of(rule->needs.begin(), rule->needs.end(), fired)) &&
                     std::none_of(rule->explained_by.begin(), rule->explained_by.end(), fired);
-    const bool fallback = !rule->otherwise_cause.empty() || rule->otherwise_severity != Severity::kUnknown;
-    if (!ok && !fallback) continue;
+    if (!ok && !rule->has_fallback()) continue;
     const bool graver = ok && std::any_of(rule->escalate_when.begin(), rule->escalate_when.end(), fired) &&
                         std::none_of(rule->escalate_unless.begin(), rule->escalate_unless.end(), fired);
     for (const auto& kv : set.all()) {

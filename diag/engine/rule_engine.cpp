@@ -395,9 +395,7 @@ void RuleEngine::on_logical(const LineCtx& c, std::string_view line, const std::
       ++r.past_events;
     }
     const Evidence evidence{r.name, c.line_no, clean_text(redact_secrets(line), kEvidenceBytes)};
-    FindingSet& into = rule.needs.empty() && rule.explained_by.empty() && rule.escalate_when.empty()
-                           ? r.findings
-                           : r.pending[rule.key];
+    FindingSet& into = rule.waits_for_context() ? r.pending[rule.key] : r.findings;
     const long before = into.all().count(key) ? into.all().at(key).count : 0;
     into.add(key, severity, evidence, time, facts, &ev);
     if (into.all().at(key).count == before) ++r.duplicates;

@@ -307,8 +307,7 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
   r.explained_by = opt_strings(j, "explained_by", doc, where);
   r.otherwise_cause = opt_string(j, "otherwise_cause", doc, where);
   r.otherwise_severity = opt_severity(j, "otherwise_severity", doc, where);
-  if ((!r.otherwise_cause.empty() || r.otherwise_severity != Severity::kUnknown) && r.needs.empty() &&
-      r.explained_by.empty())
+  if (r.has_fallback() && !r.context_gated())
     fail(doc, where + ": otherwise_cause/otherwise_severity without needs or explained_by");
   if (!r.otherwise_cause.empty()) {
     if (r.finding.empty() || !pb.cause(r.finding, r.otherwise_cause))
@@ -422,10 +421,7 @@ void RuleSet::expand_yields() {
   // A rule that may say nothing (its context is required or can explain it
   // away, with no fallback) is no sure winner: it does not silence the rules
   // that yield, or a line it matches without its context would name nothing.
-  const auto may_stay_silent = [](const Rule& o) {
-    return (!o.needs.empty() || !o.explained_by.empty()) && o.otherwise_cause.empty() &&
-           o.otherwise_severity == Severity::kUnknown;
-  };
+  const auto may_stay_silent = [](const Rule& o) { return o.context_gated() && !o.has_fallback(); };
   // Does a rule give way to a finding id? "*": every finding but its own.
   const auto gives_way = [](const Rule& x, const std::string& id) {
     if (x.yields_to.empty()) return false;

@@ -79,6 +79,13 @@ struct Rule {
   Severity escalate_severity = Severity::kUnknown;
   std::vector<std::string> lookalikes;  ///< lines (as emitted) this rule must not fire on; tested
   std::string origin;                 ///< "built-in" or the site file it came from
+
+  /// Its context can withhold or change the finding (needs, explained_by).
+  bool context_gated() const { return !needs.empty() || !explained_by.empty(); }
+  /// What it says where its context turns it away (otherwise_cause/severity).
+  bool has_fallback() const { return !otherwise_cause.empty() || otherwise_severity != Severity::kUnknown; }
+  /// Its findings wait for the whole source before they stand (gated or escalated).
+  bool waits_for_context() const { return context_gated() || !escalate_when.empty(); }
 };
 
 /// A finding by id and cause, as folds name it: "id" is every cause of the
