@@ -249,9 +249,28 @@ TEST(Rules, TheCudaErrorFactIsTheErrorNotTheCheckedCondition) {
   const Result r = analyze(
       "dgl._ffi.base.DGLError: [10:22:33] /opt/dgl/src/runtime/cuda/cuda_device_api.cc:117: Check failed: e == cudaSuccess || "
       "e == cudaErrorCudartUnloading: CUDA: an illegal memory access was encountered\n");
-  const auto* f = r.get("gpu.xid");
+  const auto* f = r.get("job.unexplained_failure");
   ASSERT_NE(f, nullptr) << r.ids();
   EXPECT_EQ(f->facts.value("cuda_error", std::string()), "an illegal memory access was encountered");
+}
+
+TEST(Rules, AKernelFaultWithoutAnXidIsTheProgramsAndWithOneTheGpus) {
+  // No Xid beside it: the program's failure with no node-level cause, not an
+  // Xid the driver never reported.
+  const Result alone = analyze("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  EXPECT_EQ(alone.get("gpu.xid"), nullptr) << alone.ids();
+  EXPECT_EQ(alone.cause("job.unexplained_failure"), "cuda_fault") << alone.ids();
+  expect_only_info(alone);
+  // An Xid 13 at the same time names the GPU; the job's reading gives way.
+  const Result with_xid = analyze(
+      "NVRM: Xid (PCI:0000:cb:00): 13, pid=1, name=python, Graphics SM Warp Exception\n"
+      "RuntimeError: CUDA error: an illegal memory access was encountered\n");
+  ASSERT_NE(with_xid.get("gpu.xid"), nullptr) << with_xid.ids();
+  EXPECT_NE(with_xid.cause("job.unexplained_failure"), "cuda_fault") << with_xid.ids();
+  // 226, the GPU's own containment of the fault, stays the GPU's.
+  const Result contained = analyze("RuntimeError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error\n");
+  EXPECT_EQ(contained.cause("gpu.xid"), "contained") << contained.ids();
+  EXPECT_EQ(contained.get("job.unexplained_failure"), nullptr) << contained.ids();
 }
 
 TEST(Rules, PinnedHostMemoryIsHostMemoryThoughCudaCallsItOutOfMemory) {
