@@ -273,6 +273,17 @@ TEST(Rules, AKernelFaultWithoutAnXidIsTheProgramsAndWithOneTheGpus) {
   EXPECT_EQ(contained.get("job.unexplained_failure"), nullptr) << contained.ids();
 }
 
+TEST(Rules, HashcatsTemperatureAbortIsTheNodeUnlessTheRunChoseTheLimit) {
+  // hashcat stops at --hwmon-temp-abort (90 C by default): a GPU that hot is
+  // the node's cooling, unless the command line set the limit itself.
+  const Result hot = analyze("Temperature limit on GPU #1 reached, aborting\n");
+  EXPECT_EQ(hot.cause("gpu.compute_slow"), "throttled") << hot.ids();
+  const Result chosen = analyze(
+      "./hashcat -a3 -m 0 hash.txt --quiet --hwmon-temp-abort=30 ?a?a?a?a\n"
+      "Temperature limit on GPU #1 reached, aborting\n");
+  EXPECT_EQ(chosen.get("gpu.compute_slow"), nullptr) << chosen.ids();
+}
+
 TEST(Rules, PinnedHostMemoryIsHostMemoryThoughCudaCallsItOutOfMemory) {
   // cudaMallocHost/cuMemAllocHost allocate page-locked host RAM; their
   // "out of memory" is the host's, not the GPU's.
