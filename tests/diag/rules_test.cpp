@@ -284,6 +284,19 @@ TEST(Rules, HashcatsTemperatureAbortIsTheNodeUnlessTheRunChoseTheLimit) {
   EXPECT_EQ(chosen.get("gpu.compute_slow"), nullptr) << chosen.ids();
 }
 
+TEST(Rules, ATracebackCutBeforeItsExceptionIsStillTheProgramsFailure) {
+  const std::string frames =
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 12, in <module>\n"
+      "    main()\n";
+  const Result cut = analyze(frames);
+  EXPECT_EQ(cut.cause("job.unexplained_failure"), "traceback") << cut.ids();
+  expect_only_info(cut);
+  // With its exception line the exception is read instead.
+  const Result whole = analyze(frames + "ValueError: bad config\n");
+  EXPECT_EQ(whole.cause("job.unexplained_failure"), "uncaught_exception") << whole.ids();
+}
+
 TEST(Rules, PinnedHostMemoryIsHostMemoryThoughCudaCallsItOutOfMemory) {
   // cudaMallocHost/cuMemAllocHost allocate page-locked host RAM; their
   // "out of memory" is the host's, not the GPU's.
