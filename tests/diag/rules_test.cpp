@@ -282,6 +282,11 @@ TEST(Rules, HashcatsTemperatureAbortIsTheNodeUnlessTheRunChoseTheLimit) {
       "./hashcat -a3 -m 0 hash.txt --quiet --hwmon-temp-abort=30 ?a?a?a?a\n"
       "Temperature limit on GPU #1 reached, aborting\n");
   EXPECT_EQ(chosen.get("gpu.compute_slow"), nullptr) << chosen.ids();
+  // A limit of 80 C or more that is reached is still a hot GPU.
+  const Result high = analyze(
+      "./hashcat -a3 -m 0 hash.txt --hwmon-temp-abort=95 ?a?a?a?a\n"
+      "Temperature limit on GPU #1 reached, aborting\n");
+  EXPECT_EQ(high.cause("gpu.compute_slow"), "throttled") << high.ids();
 }
 
 TEST(Rules, ATracebackCutBeforeItsExceptionIsStillTheProgramsFailure) {
