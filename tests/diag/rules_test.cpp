@@ -302,6 +302,74 @@ TEST(Rules, ATracebackCutBeforeItsExceptionIsStillTheProgramsFailure) {
   EXPECT_EQ(whole.cause("job.unexplained_failure"), "uncaught_exception") << whole.ids();
 }
 
+// The finding `id` with cause `cause`, or nullptr.
+const Finding* with_cause(const Result& r, const std::string& id, const std::string& cause) {
+  for (const auto& f : r.findings)
+    if (f.id == id && f.facts.value("cause", std::string()) == cause) return &f;
+  return nullptr;
+}
+
+TEST(Rules, AnMpiLibcudaProbeIsInfoAndNeverSoftensAProgramsOwnNoDriverError) {
+  const std::string probe =
+      "The library attempted to open the following supporting CUDA libraries,\n"
+      "but each of them failed.  CUDA-aware support is disabled.\n"
+      "libcuda.so.1: cannot open shared object file: No such file or directory\n"
+      "/usr/lib64/libcuda.so.1: cannot open shared object file: No such file or directory\n";
+  const Result alone = analyze(probe);
+  EXPECT_NE(with_cause(alone, "gpu.not_found", "mpi_cuda_probe"), nullptr) << alone.ids();
+  expect_only_info(alone);
+  // The program's own load failure, or the container runtime's, beside the probe stays an error.
+  for (const char* own : {"ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n",
+                          "nvidia-container-cli: initialization error: nvml error: driver not loaded\n",
+                          "./app: error while loading shared libraries: libcuda.so.1: cannot open shared object file: "
+                          "No such file or directory\n"}) {
+    const Result both = analyze(probe + own);
+    const Finding* f = with_cause(both, "gpu.not_found", "no_driver");
+    ASSERT_NE(f, nullptr) << own << both.ids();
+    EXPECT_EQ(f->severity, Severity::kError) << own;
+  }
+  // Open MPI 5's CUDA components that did not load are ignored by it, and by us.
+  const Result dso = analyze(
+      "[n:1] mca_base_component_repository_open: unable to open mca_accelerator_cuda: libcuda.so.1: cannot open "
+      "shared object file: No such file or directory (ignored)\n");
+  expect_only_info(dso);
+  // The bare dlerror without the probe's notice is the driver library missing.
+  const Result bare = analyze("libcuda.so.1: cannot open shared object file: No such file or directory\n");
+  const Finding* b = with_cause(bare, "gpu.not_found", "no_driver");
+  ASSERT_NE(b, nullptr) << bare.ids();
+  EXPECT_EQ(b->severity, Severity::kError);
+}
+
+TEST(Rules, ADkmsMakeLogIsAFailedBuildOnlyWhereItsBuildFailed) {
+  const std::string head =
+      "DKMS (dkms-3.2.1) make.log for nvidia/575.51.02 for kernel 6.15.0-2-cachyos (x86_64)\n"
+      "Building module(s)\n";
+  EXPECT_TRUE(analyze(head + "# exit code: 0\n").findings.empty());
+  const Result failed = analyze(head + "make: *** [Makefile:140: modules] Error 2\n# exit code: 2\n");
+  EXPECT_EQ(failed.cause("gpu.driver_kernel_mismatch"), "dkms_build_failed") << failed.ids();
+}
+
+TEST(Rules, AnExpeditedRcuStallUnderTheDefaultTimeoutIsTheThresholdNotAStuckCpu) {
+  // Linux 5.19 set CONFIG_RCU_EXP_CPU_STALL_TIMEOUT to 20 ms on some configs: reports at 21, 87, 153 jiffies.
+  for (const char* n : {"21", "153"})
+    EXPECT_EQ(analyze(std::string("rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: { 0-... } ") + n +
+                      " jiffies s: 29 root: 0x1/.\n")
+                  .get("host.cpu_stall"),
+              nullptr)
+        << n;
+  const Result real =
+      analyze("rcu: INFO: rcu_sched detected expedited stalls on CPUs/tasks: { 2-.... } 21002 jiffies s: 1137 root: 0x1/.\n");
+  EXPECT_NE(real.get("host.cpu_stall"), nullptr) << real.ids();
+}
+
+TEST(Rules, PipsDependencyConflictIsARiskNamedAtInfoNotAFailure) {
+  const Result r = analyze(
+      "Successfully installed torch-2.2.1\n"
+      "xformers 0.0.26.post1 requires torch==2.3.0, but you have torch 2.2.1+cu121 which is incompatible.\n");
+  EXPECT_EQ(r.cause("job.unexplained_failure"), "package_conflict") << r.ids();
+  expect_only_info(r);
+}
+
 TEST(Rules, PinnedHostMemoryIsHostMemoryThoughCudaCallsItOutOfMemory) {
   // cudaMallocHost/cuMemAllocHost allocate page-locked host RAM; their
   // "out of memory" is the host's, not the GPU's.
