@@ -15,6 +15,12 @@ struct Result {
       if (f.id == id) return &f;
     return nullptr;
   }
+  // Finding `id` with cause `cause` (an id may carry several causes).
+  const Finding* get(const std::string& id, const std::string& cause) const {
+    for (const auto& f : findings)
+      if (f.id == id && f.facts.value("cause", std::string()) == cause) return &f;
+    return nullptr;
+  }
   std::string ids() const {
     std::string s;
     for (const auto& f : findings) s += f.id + "(" + std::string(to_string(f.severity)) + ") ";
@@ -302,13 +308,6 @@ TEST(Rules, ATracebackCutBeforeItsExceptionIsStillTheProgramsFailure) {
   EXPECT_EQ(whole.cause("job.unexplained_failure"), "uncaught_exception") << whole.ids();
 }
 
-// The finding `id` with cause `cause`, or nullptr.
-const Finding* with_cause(const Result& r, const std::string& id, const std::string& cause) {
-  for (const auto& f : r.findings)
-    if (f.id == id && f.facts.value("cause", std::string()) == cause) return &f;
-  return nullptr;
-}
-
 TEST(Rules, AnMpiLibcudaProbeIsInfoAndNeverSoftensAProgramsOwnNoDriverError) {
   const std::string probe =
       "The library attempted to open the following supporting CUDA libraries,\n"
@@ -316,7 +315,7 @@ TEST(Rules, AnMpiLibcudaProbeIsInfoAndNeverSoftensAProgramsOwnNoDriverError) {
       "libcuda.so.1: cannot open shared object file: No such file or directory\n"
       "/usr/lib64/libcuda.so.1: cannot open shared object file: No such file or directory\n";
   const Result alone = analyze(probe);
-  EXPECT_NE(with_cause(alone, "gpu.not_found", "mpi_cuda_probe"), nullptr) << alone.ids();
+  EXPECT_NE(alone.get("gpu.not_found", "mpi_cuda_probe"), nullptr) << alone.ids();
   expect_only_info(alone);
   // The program's own load failure, or the container runtime's, beside the probe stays an error.
   for (const char* own : {"ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n",
@@ -324,7 +323,7 @@ TEST(Rules, AnMpiLibcudaProbeIsInfoAndNeverSoftensAProgramsOwnNoDriverError) {
                           "./app: error while loading shared libraries: libcuda.so.1: cannot open shared object file: "
                           "No such file or directory\n"}) {
     const Result both = analyze(probe + own);
-    const Finding* f = with_cause(both, "gpu.not_found", "no_driver");
+    const Finding* f = both.get("gpu.not_found", "no_driver");
     ASSERT_NE(f, nullptr) << own << both.ids();
     EXPECT_EQ(f->severity, Severity::kError) << own;
   }
@@ -335,7 +334,7 @@ TEST(Rules, AnMpiLibcudaProbeIsInfoAndNeverSoftensAProgramsOwnNoDriverError) {
   expect_only_info(dso);
   // The bare dlerror without the probe's notice is the driver library missing.
   const Result bare = analyze("libcuda.so.1: cannot open shared object file: No such file or directory\n");
-  const Finding* b = with_cause(bare, "gpu.not_found", "no_driver");
+  const Finding* b = bare.get("gpu.not_found", "no_driver");
   ASSERT_NE(b, nullptr) << bare.ids();
   EXPECT_EQ(b->severity, Severity::kError);
 }
@@ -350,7 +349,8 @@ TEST(Rules, ADkmsMakeLogIsAFailedBuildOnlyWhereItsBuildFailed) {
 }
 
 TEST(Rules, AnExpeditedRcuStallUnderTheDefaultTimeoutIsTheThresholdNotAStuckCpu) {
-  // Linux 5.19 set CONFIG_RCU_EXP_CPU_STALL_TIMEOUT to 20 ms on some configs: reports at 21, 87, 153 jiffies.
+  // Linux 5.19 set CONFIG_RCU_EXP_CPU_STALL_TIMEOUT to 20 ms on some configs (a 21-jiffy report); the default 21 s
+  // timeout cannot report fewer than 2100 jiffies at any HZ from 100.
   for (const char* n : {"21", "153"})
     EXPECT_EQ(analyze(std::string("rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: { 0-... } ") + n +
                       " jiffies s: 29 root: 0x1/.\n")
