@@ -465,6 +465,23 @@ std::string one_rule(const std::string& body) {
   return R"J({"schema": "nodeprobe.rules/1", "rules": [)J" + body + "]}";
 }
 
+// explained_by_finding names findings, not rules: at load every other rule
+// raising one of them joins explained_by, a site's rules as well, so a rule
+// added later for the same finding needs no edit of the lists that should
+// name it.
+TEST(RulesData, ExplainedByAFindingNamesEveryOtherRuleRaisingIt) {
+  const Playbook& pb = default_playbook();
+  RuleSet set = RuleSet::parse(one_rule(
+      R"J({"key": "a.cut", "finding": "job.unexplained_failure", "cause": "traceback", "explained_by_finding": ["job.unexplained_failure"], "patterns": [{"re": "CUT TRACE", "src": "s"}]},
+          {"key": "a.crash", "finding": "job.unexplained_failure", "cause": "crash", "patterns": [{"re": "CRASHED HERE", "src": "s"}]},
+          {"key": "a.oom", "finding": "gpu.oom", "patterns": [{"re": "NO GPU MEMORY", "src": "s"}]})J"),
+      "base.json", pb);
+  EXPECT_EQ(set.find("a.cut")->explained_by, std::vector<std::string>{"a.crash"});
+  set.add(RuleSet::parse(one_rule(R"J({"key": "site.exit", "finding": "job.unexplained_failure", "cause": "exit_status", "patterns": [{"re": "EXITED BADLY", "src": "s"}]})J"), "site.json", pb));
+  EXPECT_EQ(set.find("a.cut")->explained_by, (std::vector<std::string>{"a.crash", "site.exit"}));
+  EXPECT_TRUE(set.find("a.cut")->context_gated());
+}
+
 TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   const Playbook& pb = default_playbook();
   auto err = [&](const std::string& doc) { return parse_error(doc, pb); };
@@ -494,6 +511,8 @@ TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "yields_to": ["*", "gpu.oom"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("stands alone"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "explained_by": ["z.z"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("explained_by names unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "otherwise_cause": "other", "patterns": [{"re": "abc", "src": "s"}]})J")).find("otherwise_cause/otherwise_severity without needs or explained_by"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "explained_by_finding": ["gpu.nope"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("rule a.b.explained_by_finding: unknown finding id 'gpu.nope'"), std::string::npos);
+  EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "explained_by_finding": ["gpu.oom/nope"], "patterns": [{"re": "abc", "src": "s"}]})J")).find("no cause 'nope' for gpu.oom"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "escalate": {"when": ["z.z"], "severity": "warn"}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("escalate names unknown rule 'z.z'"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "escalate": {"when": ["a.b"]}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("needs when (rule keys) and a severity"), std::string::npos);
   EXPECT_NE(err(one_rule(R"J({"key": "a.b", "finding": "gpu.xid", "escalate": {"when": ["a.b"], "severity": "warn", "if": ["x"]}, "patterns": [{"re": "abc", "src": "s"}]})J")).find("unknown key 'if'"), std::string::npos);

@@ -306,6 +306,12 @@ TEST(Rules, ATracebackCutBeforeItsExceptionIsStillTheProgramsFailure) {
   // With its exception line the exception is read instead.
   const Result whole = analyze(frames + "ValueError: bad config\n");
   EXPECT_EQ(whole.cause("job.unexplained_failure"), "uncaught_exception") << whole.ids();
+  // Any other failure of the program named in the same log explains it: a
+  // library's own error that no list of rule keys had to name.
+  const Result beside = analyze(frames +
+      "xformers 0.0.26.post1 requires torch==2.3.0, but you have torch 2.2.1+cu121 which is incompatible.\n");
+  EXPECT_NE(beside.get("job.unexplained_failure", "package_conflict"), nullptr) << beside.ids();
+  EXPECT_EQ(beside.get("job.unexplained_failure", "traceback"), nullptr) << beside.ids();
 }
 
 TEST(Rules, AnMpiLibcudaProbeIsInfoAndNeverSoftensAProgramsOwnNoDriverError) {
