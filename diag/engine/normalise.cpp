@@ -53,8 +53,24 @@ std::string strip_ansi(std::string_view s) {
   return out;
 }
 
-// Splits at "#012", literal "\n", '\r' (keeping pieces), "#011" and "\t" as tabs.
+// A Windows path written plainly ("E:\dev\net6.0\native\x.dll": a drive
+// letter and one backslash): its backslashes separate folders, so the "\n"
+// of "\native" or the "\t" of "\tests" is no escape. An escaped text doubles
+// the backslash after the drive ("C:\\Users" in a repr or a JSON string).
+bool has_plain_windows_path(std::string_view s) {
+  for (std::size_t i = s.find(":\\"); i != std::string_view::npos; i = s.find(":\\", i + 1)) {
+    if (i == 0 || !std::isalpha(static_cast<unsigned char>(s[i - 1])) ||
+        (i >= 2 && std::isalnum(static_cast<unsigned char>(s[i - 2]))))
+      continue;
+    if (i + 2 < s.size() && s[i + 2] != '\\' && s[i + 2] != ' ' && s[i + 2] != '"' && s[i + 2] != '\'') return true;
+  }
+  return false;
+}
+
+// Splits at "#012", literal "\n", '\r' (keeping pieces), "#011" and "\t" as
+// tabs; not at the letters after a plain Windows path's backslashes.
 void split_pieces(std::string_view s, std::vector<std::string>& out) {
+  const bool escapes = !has_plain_windows_path(s);
   std::string cur;
   auto flush = [&] {
     std::size_t b = 0;
@@ -68,7 +84,7 @@ void split_pieces(std::string_view s, std::vector<std::string>& out) {
       if (s[i + 3] == '2') flush();
       else cur += '\t';
       i += 3;
-    } else if (c == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
+    } else if (escapes && c == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
       if (s[i + 1] == 't') cur += '\t';
       else flush();
       ++i;

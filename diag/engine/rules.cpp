@@ -452,6 +452,16 @@ void RuleSet::expand_explained() {
         if (&o != &r && !o.finding.empty() && ref.matches(o.finding, o.cause) &&
             std::find(r.explained_by.begin(), r.explained_by.end(), o.key) == r.explained_by.end())
           r.explained_by.push_back(o.key);
+  // Two rules that explain each other away, neither with a fallback, would
+  // both stay silent on a log that matches them both.
+  const auto explains = [](const Rule& x, const std::string& key) {
+    return std::find(x.explained_by.begin(), x.explained_by.end(), key) != x.explained_by.end();
+  };
+  for (const auto& r : rules_)
+    for (const auto& o : rules_)
+      if (&o != &r && explains(r, o.key) && explains(o, r.key) && !r.has_fallback() && !o.has_fallback())
+        throw RulesError(o.origin + ": rules " + r.key + " and " + o.key +
+                         " explain each other away and neither has a fallback: a log with both would name neither");
 }
 
 void RuleSet::check_references(const std::string& name) const {

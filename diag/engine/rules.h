@@ -76,10 +76,12 @@ struct Rule {
   /// `otherwise_severity` instead (the same cause at that severity when only
   /// a severity is given), or nothing.
   std::vector<std::string> explained_by;
-  /// Findings that explain it away, by id ("id": any cause, "id/cause" one):
-  /// at load, every other rule raising one of them joins `explained_by`
-  /// (those a site adds too), so a new rule for the same finding needs no
-  /// edit of every list that should name it.
+  /// Findings that explain it away, by id ("id": any cause, "id/cause" one,
+  /// "id/" the default): at load, every other rule whose finding and cause
+  /// (not its otherwise_cause) match joins `explained_by` (those a site adds
+  /// too), so a new rule for the same finding needs no edit of every list
+  /// that should name it. Two rules that explain each other away with no
+  /// fallback are refused.
   std::vector<FindingRef> explained_by_finding;
   std::string otherwise_cause;
   Severity otherwise_severity = Severity::kUnknown;

@@ -480,6 +480,14 @@ TEST(RulesData, ExplainedByAFindingNamesEveryOtherRuleRaisingIt) {
   set.add(RuleSet::parse(one_rule(R"J({"key": "site.exit", "finding": "job.unexplained_failure", "cause": "exit_status", "patterns": [{"re": "EXITED BADLY", "src": "s"}]})J"), "site.json", pb));
   EXPECT_EQ(set.find("a.cut")->explained_by, (std::vector<std::string>{"a.crash", "site.exit"}));
   EXPECT_TRUE(set.find("a.cut")->context_gated());
+  // A site rule that copies the idiom for the same finding would silence
+  // both on a log with both lines: refused, naming the two.
+  try {
+    set.add(RuleSet::parse(one_rule(R"J({"key": "site.mine", "finding": "job.unexplained_failure", "explained_by_finding": ["job.unexplained_failure"], "patterns": [{"re": "MYAPP_FATAL", "src": "s"}]})J"), "site2.json", pb));
+    ADD_FAILURE() << "mutual explanation accepted";
+  } catch (const RulesError& e) {
+    EXPECT_NE(std::string(e.what()).find("a.cut and site.mine explain each other away"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RulesData, ValidationNamesTheRuleAndTheProblem) {

@@ -115,6 +115,23 @@ TEST(Normalise, PythonReprWithEscapedNewlinesIsSplit) {
   EXPECT_EQ(a->facts.value("error", std::string()), "No route to host");
 }
 
+// A Windows path's backslashes separate folders: "\\native", "\\net6.0" and
+// "\\runtimes" hold no escapes, while a repr's doubled backslashes keep its
+// real "\\n" escapes.
+TEST(Normalise, AWindowsPathsBackslashesAreNoEscapes) {
+  const SourceResult r = run(
+      "[ErrorCode:RuntimeException] onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary "
+      "failed with error 126 \"\" when trying to load \"E:\\Dev\\bin\\net6.0\\runtimes\\win-x64\\native\\"
+      "onnxruntime_providers_cuda.dll\"\n");
+  ASSERT_NE(find(r, "gpu.not_found"), nullptr) << ids(r);
+  EXPECT_EQ(find(r, "gpu.not_found")->key.cause, "cuda_libraries_missing");
+  const SourceResult repr = run(
+      "RuntimeError('path C:\\\\work\\\\run\\nncclSystemError: System call (e.g. socket, malloc) or external "
+      "library call failed or device error. \\nLast error:\\nsocketStartConnect: Connect to 10.0.0.2<45763> failed : "
+      "No route to host')\n");
+  EXPECT_NE(find(repr, "nccl.network_config"), nullptr) << ids(repr);
+}
+
 TEST(Normalise, TracebackCauseFarFromTheExceptionLine) {
   // The exception line says little; the cause is printed 30 lines earlier
   // without NCCL's WARN prefix ("Last error:").

@@ -376,6 +376,33 @@ TEST(Rules, PipsDependencyConflictIsARiskNamedAtInfoNotAFailure) {
   expect_only_info(r);
 }
 
+// A timed-out RegisterTask is the coordinator's rendezvous only where the
+// status line and the RPC line are both there; the RPC's name alone, or a
+// restart race's ABORTED beside another call's retry, is not.
+TEST(Rules, AJaxRegisterTaskTimeoutNeedsItsStatusAndItsRpc) {
+  const std::string rpc = "RPC: /tensorflow.CoordinationService/RegisterTask\n";
+  EXPECT_EQ(analyze(rpc).get("net.unreachable"), nullptr) << analyze(rpc).ids();
+  EXPECT_EQ(analyze("DEADLINE_EXCEEDED: Deadline Exceeded\n").get("net.unreachable"), nullptr);
+  const Result timed_out = analyze("DEADLINE_EXCEEDED: Deadline Exceeded\n" + rpc);
+  EXPECT_EQ(timed_out.cause("net.unreachable"), "store_timeout") << timed_out.ids();
+  const Result race = analyze(
+      "jaxlib.xla_extension.XlaRuntimeError: ABORTED: Duplicate task registration with task_name=/job:jax_worker/replica:0/task:1\n" +
+      rpc + "W0101 gcs.cc:10] checkpoint upload UNAVAILABLE: Socket closed, will retry\n");
+  EXPECT_EQ(race.get("net.unreachable"), nullptr) << race.ids();
+}
+
+TEST(Rules, NoSpaceFromAnRdmaDeviceIsNotAFullDisk) {
+  for (const char* line :
+       {"W0717 18:50:07.754983 3957032 rdma_context.cpp:199] The buffer length exceeds device max_mr_size, shrink it "
+        "to 68719476736: No space left on device [28]\n",
+        "ibv_create_qp failed: No space left on device\n"})
+    EXPECT_EQ(analyze(line).get("storage.full"), nullptr) << line << analyze(line).ids();
+  EXPECT_NE(analyze("OSError: [Errno 28] No space left on device: '/ckpt/step_100.pt'\n").get("storage.full"), nullptr);
+  // A file named after a verb is still a full disk.
+  EXPECT_NE(analyze("cp: error writing '/scratch/ibv_dump/ibv_qp_states.log': No space left on device\n").get("storage.full"),
+            nullptr);
+}
+
 TEST(Rules, PinnedHostMemoryIsHostMemoryThoughCudaCallsItOutOfMemory) {
   // cudaMallocHost/cuMemAllocHost allocate page-locked host RAM; their
   // "out of memory" is the host's, not the GPU's.
