@@ -53,24 +53,25 @@ std::string strip_ansi(std::string_view s) {
   return out;
 }
 
-// A Windows path written plainly ("E:\dev\net6.0\native\x.dll": a drive
-// letter and one backslash): its backslashes separate folders, so the "\n"
-// of "\native" or the "\t" of "\tests" is no escape. An escaped text doubles
-// the backslash after the drive ("C:\\Users" in a repr or a JSON string).
-bool has_plain_windows_path(std::string_view s) {
-  for (std::size_t i = s.find(":\\"); i != std::string_view::npos; i = s.find(":\\", i + 1)) {
-    if (i == 0 || !std::isalpha(static_cast<unsigned char>(s[i - 1])) ||
-        (i >= 2 && std::isalnum(static_cast<unsigned char>(s[i - 2]))))
-      continue;
-    if (i + 2 < s.size() && s[i + 2] != '\\' && s[i + 2] != ' ' && s[i + 2] != '"' && s[i + 2] != '\'') return true;
-  }
-  return false;
+// Where a Windows path starts at s[i]: a drive ("E:\dev", "C:/app", one
+// backslash; an escaped text doubles it, "C:\\Users") or a UNC share
+// ("\\server\share" after a space, a quote or '=').
+bool windows_path_at(std::string_view s, std::size_t i) {
+  if (i + 3 >= s.size()) return false;
+  const auto alnum = [&](std::size_t k) { return std::isalnum(static_cast<unsigned char>(s[k])) != 0; };
+  if (s[i + 1] == ':' && std::isalpha(static_cast<unsigned char>(s[i])) && (i == 0 || !alnum(i - 1)))
+    return (s[i + 2] == '\\' && s[i + 3] != '\\' && s[i + 3] != '"') || (s[i + 2] == '/' && s[i + 3] != '/');
+  if (s[i] != '\\' || s[i + 1] != '\\' || !alnum(i + 2)) return false;
+  return i == 0 || (s[i - 1] != '\0' && std::strchr(" \t\"'=(", s[i - 1]) != nullptr);
 }
 
 // Splits at "#012", literal "\n", '\r' (keeping pieces), "#011" and "\t" as
-// tabs; not at the letters after a plain Windows path's backslashes.
+// tabs. Inside a plain Windows path (up to its closing quote, or the next
+// space or quote when unquoted) backslashes separate folders: the "\n" of
+// "\native" is no escape. An escaped backslash ("\\") is kept whole, so a
+// repr's "\\native" is no newline either.
 void split_pieces(std::string_view s, std::vector<std::string>& out) {
-  const bool escapes = !has_plain_windows_path(s);
+  char path_end = 0;  // in a path: its closing quote, or ' ' for an unquoted one
   std::string cur;
   auto flush = [&] {
     std::size_t b = 0;
@@ -84,7 +85,21 @@ void split_pieces(std::string_view s, std::vector<std::string>& out) {
       if (s[i + 3] == '2') flush();
       else cur += '\t';
       i += 3;
-    } else if (escapes && c == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
+    } else if (path_end) {
+      if (c == path_end || (path_end == ' ' && (c == ' ' || c == '\t' || c == '"' || c == '\''))) path_end = 0;
+      if (c == '\r' || c == '\n') {
+        path_end = 0;
+        flush();
+      } else {
+        cur += c;
+      }
+    } else if (windows_path_at(s, i)) {
+      path_end = i > 0 && (s[i - 1] == '"' || s[i - 1] == '\'') ? s[i - 1] : ' ';
+      cur += c;
+    } else if (c == '\\' && i + 1 < s.size() && s[i + 1] == '\\') {
+      cur += "\\\\";
+      ++i;
+    } else if (c == '\\' && i + 1 < s.size() && (s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r')) {
       if (s[i + 1] == 't') cur += '\t';
       else flush();
       ++i;

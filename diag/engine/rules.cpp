@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -452,16 +453,33 @@ void RuleSet::expand_explained() {
         if (&o != &r && !o.finding.empty() && ref.matches(o.finding, o.cause) &&
             std::find(r.explained_by.begin(), r.explained_by.end(), o.key) == r.explained_by.end())
           r.explained_by.push_back(o.key);
-  // Two rules that explain each other away, neither with a fallback, would
-  // both stay silent on a log that matches them both.
-  const auto explains = [](const Rule& x, const std::string& key) {
-    return std::find(x.explained_by.begin(), x.explained_by.end(), key) != x.explained_by.end();
-  };
+  // Rules that explain each other away in a ring (a by b, b by a; or a by
+  // b by c by a), none with a fallback, would all stay silent on a log that
+  // matches them all: refused, naming the ring.
+  std::map<std::string, const Rule*> silent;
   for (const auto& r : rules_)
-    for (const auto& o : rules_)
-      if (&o != &r && explains(r, o.key) && explains(o, r.key) && !r.has_fallback() && !o.has_fallback())
-        throw RulesError(o.origin + ": rules " + r.key + " and " + o.key +
-                         " explain each other away and neither has a fallback: a log with both would name neither");
+    if (!r.explained_by.empty() && !r.has_fallback()) silent[r.key] = &r;
+  std::map<std::string, int> state;  // 1: on the path, 2: done
+  std::vector<std::string> path;
+  std::function<void(const Rule&)> visit = [&](const Rule& r) {
+    state[r.key] = 1;
+    path.push_back(r.key);
+    for (const auto& k : r.explained_by) {
+      const auto it = silent.find(k);
+      if (it == silent.end()) continue;
+      if (state[k] == 1) {
+        std::string ring;
+        for (auto p = std::find(path.begin(), path.end(), k); p != path.end(); ++p) ring += *p + " -> ";
+        throw RulesError(it->second->origin + ": rules explain each other away in a ring with no fallback (" + ring + k +
+                         "): a log with them all would name none");
+      }
+      if (state[k] == 0) visit(*it->second);
+    }
+    path.pop_back();
+    state[r.key] = 2;
+  };
+  for (const auto& [key, r] : silent)
+    if (state[key] == 0) visit(*r);
 }
 
 void RuleSet::check_references(const std::string& name) const {

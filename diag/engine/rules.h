@@ -80,8 +80,8 @@ struct Rule {
   /// "id/" the default): at load, every other rule whose finding and cause
   /// (not its otherwise_cause) match joins `explained_by` (those a site adds
   /// too), so a new rule for the same finding needs no edit of every list
-  /// that should name it. Two rules that explain each other away with no
-  /// fallback are refused.
+  /// that should name it. Rules that explain each other away in a ring with
+  /// no fallback are refused.
   std::vector<FindingRef> explained_by_finding;
   std::string otherwise_cause;
   Severity otherwise_severity = Severity::kUnknown;

@@ -115,21 +115,36 @@ TEST(Normalise, PythonReprWithEscapedNewlinesIsSplit) {
   EXPECT_EQ(a->facts.value("error", std::string()), "No route to host");
 }
 
-// A Windows path's backslashes separate folders: "\\native", "\\net6.0" and
-// "\\runtimes" hold no escapes, while a repr's doubled backslashes keep its
-// real "\\n" escapes.
+// A Windows path's backslashes separate folders: "\native", "\net6.0" and
+// "\runtimes" hold no escapes, in a drive path, a UNC share or a path with
+// forward slashes before them; outside the path, and behind a repr's doubled
+// backslashes, a literal "\n" still ends a line.
 TEST(Normalise, AWindowsPathsBackslashesAreNoEscapes) {
-  const SourceResult r = run(
-      "[ErrorCode:RuntimeException] onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary "
-      "failed with error 126 \"\" when trying to load \"E:\\Dev\\bin\\net6.0\\runtimes\\win-x64\\native\\"
-      "onnxruntime_providers_cuda.dll\"\n");
-  ASSERT_NE(find(r, "gpu.not_found"), nullptr) << ids(r);
-  EXPECT_EQ(find(r, "gpu.not_found")->key.cause, "cuda_libraries_missing");
-  const SourceResult repr = run(
+  const std::string load = "[ErrorCode:RuntimeException] onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : "
+                           "LoadLibrary failed with error 126 \"\" when trying to load \"";
+  for (const char* path : {"E:\\Dev\\bin\\net6.0\\runtimes\\win-x64\\native\\",
+                           "\\\\fileserver\\apps\\net6.0\\runtimes\\win-x64\\native\\",
+                           "C:/app/bin/net6.0\\runtimes\\win-x64\\native\\",
+                           "C:\\Program Files\\App\\net6.0\\runtimes\\native\\"}) {
+    const SourceResult r = run(load + path + "onnxruntime_providers_cuda.dll\"\n");
+    ASSERT_NE(find(r, "gpu.not_found"), nullptr) << path << ids(r);
+    EXPECT_EQ(find(r, "gpu.not_found")->key.cause, "cuda_libraries_missing") << path;
+  }
+  // A repr doubles the path's backslashes: still no newline at "\\native".
+  const SourceResult repr = run("Fail('" + load.substr(load.find("LoadLibrary")) +
+                                "E:\\\\Dev\\\\net6.0\\\\native\\\\onnxruntime_providers_cuda.dll\"')\n");
+  EXPECT_NE(find(repr, "gpu.not_found"), nullptr) << ids(repr);
+  // A flattened traceback: the path ends at its quote, the escapes after it split.
+  const SourceResult tb = run(
+      "ERROR:root:Traceback (most recent call last):\\n  File \"C:\\Users\\x\\venv\\lib\\site-packages\\jax\\_src\\xla_bridge.py\", "
+      "line 100, in backends\\nRuntimeError: Unknown backend 'gpu'\\n");
+  EXPECT_NE(find(tb, "gpu.not_found"), nullptr) << ids(tb);
+  // A repr's real escapes beside a doubled path.
+  const SourceResult nccl = run(
       "RuntimeError('path C:\\\\work\\\\run\\nncclSystemError: System call (e.g. socket, malloc) or external "
       "library call failed or device error. \\nLast error:\\nsocketStartConnect: Connect to 10.0.0.2<45763> failed : "
       "No route to host')\n");
-  EXPECT_NE(find(repr, "nccl.network_config"), nullptr) << ids(repr);
+  EXPECT_NE(find(nccl, "nccl.network_config"), nullptr) << ids(nccl);
 }
 
 TEST(Normalise, TracebackCauseFarFromTheExceptionLine) {

@@ -376,7 +376,7 @@ TEST(Rules, PipsDependencyConflictIsARiskNamedAtInfoNotAFailure) {
   expect_only_info(r);
 }
 
-// A timed-out RegisterTask is the coordinator's rendezvous only where the
+// A failed RegisterTask is the coordinator's rendezvous only where the
 // status line and the RPC line are both there; the RPC's name alone, or a
 // restart race's ABORTED beside another call's retry, is not.
 TEST(Rules, AJaxRegisterTaskTimeoutNeedsItsStatusAndItsRpc) {
@@ -384,7 +384,7 @@ TEST(Rules, AJaxRegisterTaskTimeoutNeedsItsStatusAndItsRpc) {
   EXPECT_EQ(analyze(rpc).get("net.unreachable"), nullptr) << analyze(rpc).ids();
   EXPECT_EQ(analyze("DEADLINE_EXCEEDED: Deadline Exceeded\n").get("net.unreachable"), nullptr);
   const Result timed_out = analyze("DEADLINE_EXCEEDED: Deadline Exceeded\n" + rpc);
-  EXPECT_EQ(timed_out.cause("net.unreachable"), "store_timeout") << timed_out.ids();
+  EXPECT_EQ(timed_out.cause("net.unreachable"), "rendezvous") << timed_out.ids();
   const Result race = analyze(
       "jaxlib.xla_extension.XlaRuntimeError: ABORTED: Duplicate task registration with task_name=/job:jax_worker/replica:0/task:1\n" +
       rpc + "W0101 gcs.cc:10] checkpoint upload UNAVAILABLE: Socket closed, will retry\n");
