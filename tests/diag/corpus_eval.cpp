@@ -32,9 +32,12 @@ ExpectResult judge(const Json& e, const Report& rep) {
   ExpectResult r;
   r.id = e.at("id").get<std::string>();
   r.want = r.id + "/" + e.value("severity", std::string("*"));
+  if (e.contains("cause") && e.at("cause").is_string()) r.cause = e.at("cause").get<std::string>();
   for (const auto& f : rep.findings) {
     if (f.id != r.id) continue;
     r.named = true;
+    if (!r.cause.empty() && f.facts.is_object() && f.facts.contains("cause") && fact_matches(f.facts.at("cause"), r.cause))
+      r.cause_named = true;
     if (e.contains("severity") && std::string(to_string(f.severity)) != e.at("severity").get<std::string>()) continue;
     bool facts = true;
     if (e.contains("facts"))
@@ -171,6 +174,7 @@ Recall tally(const std::vector<SampleResult>& results) {
       ++r.total.expected;
       if (e.named) ++t.named, ++r.total.named;
       if (e.exact) ++t.exact, ++r.total.exact;
+      if (e.named && !e.cause.empty()) ++r.causes_given_named, r.causes_agreed += e.cause_named;
       all_named &= e.named;
     }
     if (all_named) ++r.failure_samples_named;
@@ -202,6 +206,9 @@ std::string render_recall(const Recall& r, const std::vector<SampleResult>& resu
     os << "  where the collector judged the excerpt shows the cause: " << r.shown_named << " of " << r.shown_samples
        << " (" << percent(r.shown_named, r.shown_samples) << "); only in the thread: " << r.thread_only_named << " of "
        << r.thread_only_samples << " (" << percent(r.thread_only_named, r.thread_only_samples) << ")\n";
+  if (r.causes_given_named > 0)
+    os << "  named with the cause the manifest gives: " << r.causes_agreed << " of " << r.causes_given_named << " ("
+       << percent(r.causes_agreed, r.causes_given_named) << ")\n";
   os << "healthy samples: " << r.healthy_samples << ", false alarms (warn/error): " << r.healthy_false_alarms << "\n";
   os << "samples raising a forbidden id: " << r.forbidden_raised << "\n";
   os << "marked known_miss: " << r.known_miss_marked << ", stale marks (now passing): " << r.stale_marks << "\n";
@@ -238,6 +245,8 @@ Json recall_to_json(const Recall& r, const std::vector<SampleResult>& results) {
   j["cause_shown_named"] = r.shown_named;
   j["cause_thread_only_samples"] = r.thread_only_samples;
   j["cause_thread_only_named"] = r.thread_only_named;
+  j["causes_given_named"] = r.causes_given_named;
+  j["causes_agreed"] = r.causes_agreed;
   j["healthy_samples"] = r.healthy_samples;
   j["healthy_false_alarms"] = r.healthy_false_alarms;
   j["forbidden_raised"] = r.forbidden_raised;
@@ -247,7 +256,11 @@ Json recall_to_json(const Recall& r, const std::vector<SampleResult>& results) {
   for (const auto& s : results) {
     Json e{{"file", s.file}, {"passed", s.passed()}, {"got", s.got}};
     e["expect"] = Json::array();
-    for (const auto& x : s.expects) e["expect"].push_back({{"want", x.want}, {"named", x.named}, {"exact", x.exact}});
+    for (const auto& x : s.expects) {
+      Json w{{"want", x.want}, {"named", x.named}, {"exact", x.exact}};
+      if (!x.cause.empty()) w["cause"] = x.cause, w["cause_named"] = x.cause_named;
+      e["expect"].push_back(std::move(w));
+    }
     if (!s.known_miss.empty()) e["known_miss"] = s.known_miss;
     if (!s.false_alarms.empty()) e["false_alarms"] = s.false_alarms;
     if (!s.forbidden_raised.empty()) e["forbidden_raised"] = s.forbidden_raised;

@@ -30,6 +30,8 @@ struct ExpectResult {
   std::string want;       ///< "id/severity" as the manifest asks ("id/*" without a severity)
   bool named = false;     ///< a finding with this id was raised (any severity): the cause was named
   bool exact = false;     ///< one also matched severity, facts and title, with evidence and a remedy
+  std::string cause;      ///< the manifest's cause ("" where it names none)
+  bool cause_named = false;  ///< a finding with this id also had this cause
 };
 
 /// One sample diagnosed.
@@ -79,6 +81,11 @@ struct Recall {
   int thread_only_named = 0;
   int known_miss_marked = 0;
   int stale_marks = 0;               ///< marked known_miss but now passing
+  /// Of the expectations named by id whose manifest entry gives a cause,
+  /// how many were named with that cause (recall itself counts the id: a
+  /// collector's cause is a finer label than the finding).
+  int causes_given_named = 0;
+  int causes_agreed = 0;
 };
 
 Recall tally(const std::vector<SampleResult>& results);

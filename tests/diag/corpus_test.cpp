@@ -155,18 +155,30 @@ TEST(CorpusCoverage, HeldOutSetsKeepTheirSizeAndUseThreadsNoOtherSampleUses) {
   }
 }
 
+ExpectResult expect(const std::string& id, const std::string& want, bool named, bool exact,
+                    const std::string& cause = "", bool cause_named = false) {
+  ExpectResult e;
+  e.id = id;
+  e.want = want;
+  e.named = named;
+  e.exact = exact;
+  e.cause = cause;
+  e.cause_named = cause_named;
+  return e;
+}
+
 // The recall tally itself, on hand-made results: named vs exact, healthy
 // false alarms, stale known_miss marks.
 TEST(CorpusRecall, TalliesNamedExactFalseAlarmsAndStaleMarks) {
   SampleResult hit = result_for("a.log");
-  hit.expects = {{"nccl.timeout", "nccl.timeout/error", true, true}};
+  hit.expects = {expect("nccl.timeout", "nccl.timeout/error", true, true)};
   SampleResult wrong_sev = result_for("b.log");
-  wrong_sev.expects = {{"nccl.timeout", "nccl.timeout/error", true, false}};
+  wrong_sev.expects = {expect("nccl.timeout", "nccl.timeout/error", true, false)};
   SampleResult missed = result_for("c.log");
-  missed.expects = {{"gpu.xid", "gpu.xid/error", false, false}};
+  missed.expects = {expect("gpu.xid", "gpu.xid/error", false, false)};
   missed.known_miss = "Xid wording X";
   SampleResult stale = result_for("d.log");
-  stale.expects = {{"gpu.xid", "gpu.xid/*", true, true}};
+  stale.expects = {expect("gpu.xid", "gpu.xid/*", true, true)};
   stale.known_miss = "was missed once";
   SampleResult quiet = result_for("e.log");
   quiet.healthy = true;
@@ -195,22 +207,36 @@ TEST(CorpusRecall, TalliesNamedExactFalseAlarmsAndStaleMarks) {
   EXPECT_EQ(text.find("a.log"), std::string::npos) << "a passing sample is not listed";
   EXPECT_EQ(recall_to_json(r, {hit}).at("schema"), "nodeprobe.corpus-recall/1");
   EXPECT_EQ(text.find("excerpt shows the cause"), std::string::npos) << "no stratum without cause_in_log";
+  EXPECT_EQ(text.find("named with the cause"), std::string::npos) << "no cause line where no manifest cause was named";
+  // Causes: counted over the expectations named by id that give one.
+  SampleResult agreed = result_for("g.log");
+  agreed.expects = {expect("gpu.oom", "gpu.oom/*", true, true, "pinned_host", true)};
+  SampleResult other_cause = result_for("h.log");
+  other_cause.expects = {expect("net.unreachable", "net.unreachable/*", true, true, "dns", false)};
+  SampleResult unnamed = result_for("i.log");
+  unnamed.expects = {expect("host.oom", "host.oom/*", false, false, "killed_signal", false)};
+  const Recall c = tally({agreed, other_cause, unnamed, hit});
+  EXPECT_EQ(c.causes_given_named, 2);
+  EXPECT_EQ(c.causes_agreed, 1);
+  EXPECT_NE(render_recall(c, {agreed, other_cause, unnamed, hit}, "t").find("named with the cause the manifest gives: 1 of 2"),
+            std::string::npos);
+  EXPECT_EQ(recall_to_json(c, {agreed}).at("causes_agreed"), 1);
 }
 
 // The collectors' cause_in_log judgement splits the failures: recall where the
 // excerpt shows the cause, and where only the thread names it.
 TEST(CorpusRecall, SplitsRecallByWhetherTheExcerptShowsTheCause) {
   SampleResult shown_hit = result_for("a.log");
-  shown_hit.expects = {{"gpu.oom", "gpu.oom/*", true, true}};
+  shown_hit.expects = {expect("gpu.oom", "gpu.oom/*", true, true)};
   shown_hit.cause_in_log = SampleResult::CauseInLog::kShown;
   SampleResult shown_miss = result_for("b.log");
-  shown_miss.expects = {{"gpu.oom", "gpu.oom/*", false, false}};
+  shown_miss.expects = {expect("gpu.oom", "gpu.oom/*", false, false)};
   shown_miss.cause_in_log = SampleResult::CauseInLog::kShown;
   SampleResult thread_miss = result_for("c.log");
-  thread_miss.expects = {{"host.oom", "host.oom/*", false, false}};
+  thread_miss.expects = {expect("host.oom", "host.oom/*", false, false)};
   thread_miss.cause_in_log = SampleResult::CauseInLog::kOnlyInThread;
   SampleResult unjudged = result_for("d.log");
-  unjudged.expects = {{"host.oom", "host.oom/*", true, true}};
+  unjudged.expects = {expect("host.oom", "host.oom/*", true, true)};
   const std::vector<SampleResult> all = {shown_hit, shown_miss, thread_miss, unjudged};
   const Recall r = tally(all);
   EXPECT_EQ(r.shown_samples, 2);
