@@ -239,26 +239,11 @@ std::string expand_defines(const std::string& re, Defines& defs, const std::stri
   return out + re.substr(pos);
 }
 
-FindingRef parse_ref(const std::string& s, bool allow_any, const Playbook& pb, const std::string& doc,
-                     const std::string& where) {
-  FindingRef r;
-  const auto slash = s.find('/');
-  r.id = s.substr(0, slash);
-  r.any_cause = slash == std::string::npos;
-  if (!r.any_cause) r.cause = s.substr(slash + 1);
-  if (!find_finding_kind(r.id)) fail(doc, where + ": unknown finding id '" + r.id + "'");
-  if (r.any_cause && !allow_any) fail(doc, where + ": '" + s + "' must name a cause (\"id/cause\", or \"id/\" for the default)");
-  if (!r.cause.empty() && !pb.cause(r.id, r.cause))
-    fail(doc, where + ": the playbook has no cause '" + r.cause + "' for " + r.id);
-  return r;
-}
-
 Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defines& defs) {
   const std::string where = item_where("rule", j);
   only_keys(j,
             {"key", "finding", "cause", "severity", "judge", "patterns", "unless", "extract", "suppressed_by", "yields_to",
-             "follow_lines", "fold", "event", "event_window_s", "needs", "explained_by", "explained_by_finding",
-             "otherwise_cause", "otherwise_severity",
+             "follow_lines", "fold", "event", "event_window_s", "needs", "explained_by", "otherwise_cause", "otherwise_severity",
              "escalate", "lookalikes", "note"},
             doc, where);
   Rule r;
@@ -321,8 +306,6 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
   }
   r.needs = opt_strings(j, "needs", doc, where);
   r.explained_by = opt_strings(j, "explained_by", doc, where);
-  for (const auto& e : opt_strings(j, "explained_by_finding", doc, where))
-    r.explained_by_finding.push_back(parse_ref(e, true, pb, doc, where + ".explained_by_finding"));
   r.otherwise_cause = opt_string(j, "otherwise_cause", doc, where);
   r.otherwise_severity = opt_severity(j, "otherwise_severity", doc, where);
   if (r.has_fallback() && !r.context_gated())
@@ -344,6 +327,20 @@ Rule parse_rule(const json& j, const std::string& doc, const Playbook& pb, Defin
     if (r.finding.empty()) fail(doc, ew + ": a signal has no severity to raise");
   }
   r.lookalikes = opt_strings(j, "lookalikes", doc, where);
+  return r;
+}
+
+FindingRef parse_ref(const std::string& s, bool allow_any, const Playbook& pb, const std::string& doc,
+                     const std::string& where) {
+  FindingRef r;
+  const auto slash = s.find('/');
+  r.id = s.substr(0, slash);
+  r.any_cause = slash == std::string::npos;
+  if (!r.any_cause) r.cause = s.substr(slash + 1);
+  if (!find_finding_kind(r.id)) fail(doc, where + ": unknown finding id '" + r.id + "'");
+  if (r.any_cause && !allow_any) fail(doc, where + ": '" + s + "' must name a cause (\"id/cause\", or \"id/\" for the default)");
+  if (!r.cause.empty() && !pb.cause(r.id, r.cause))
+    fail(doc, where + ": the playbook has no cause '" + r.cause + "' for " + r.id);
   return r;
 }
 
@@ -418,7 +415,7 @@ RuleSet RuleSet::parse(const std::string& json_text, const std::string& name, co
   set.folds_ = parse_keyed<Fold>(root, "folds", "fold", name, [&](const json& j) { return parse_fold(j, name, pb); });
   set.check_references(name);
   set.expand_yields();
-  set.expand_explained();
+  set.check_explained_rings();
   return set;
 }
 
@@ -446,13 +443,7 @@ void RuleSet::expand_yields() {
   }
 }
 
-void RuleSet::expand_explained() {
-  for (auto& r : rules_)
-    for (const auto& ref : r.explained_by_finding)
-      for (const auto& o : rules_)
-        if (&o != &r && !o.finding.empty() && ref.matches(o.finding, o.cause) &&
-            std::find(r.explained_by.begin(), r.explained_by.end(), o.key) == r.explained_by.end())
-          r.explained_by.push_back(o.key);
+void RuleSet::check_explained_rings() const {
   // Rules that explain each other away in a ring (a by b, b by a; or a by
   // b by c by a), none with a fallback, would all stay silent on a log that
   // matches them all: refused, naming the ring.
@@ -508,7 +499,7 @@ void RuleSet::add(const RuleSet& site) {
   }
   check_references(site.rules_.empty() ? std::string("rules") : site.rules_.front().origin);
   expand_yields();
-  expand_explained();
+  check_explained_rings();
 }
 
 const Rule* RuleSet::find(const std::string& key) const {

@@ -35,15 +35,6 @@ struct RulePattern {
   std::string src;  ///< where the message comes from: "repo path: format string"
 };
 
-/// A finding by id and cause, as folds name it: "id" is every cause of the
-/// id, "id/cause" one cause and "id/" the entry's default cause.
-struct FindingRef {
-  std::string id;
-  std::string cause;
-  bool any_cause = false;
-  bool matches(const std::string& i, const std::string& c) const { return id == i && (any_cause || cause == c); }
-};
-
 struct Rule {
   std::string key;                    ///< stable rule key ("nvrm.xid")
   std::string finding;                ///< finding id; "" for a signal
@@ -74,15 +65,9 @@ struct Rule {
   /// also matched in the same source (a rank's own application error beside
   /// the peers' lost connections), the rule raises `otherwise_cause` at
   /// `otherwise_severity` instead (the same cause at that severity when only
-  /// a severity is given), or nothing.
+  /// a severity is given), or nothing. Rules that explain each other away in
+  /// a ring with no fallback are refused at load.
   std::vector<std::string> explained_by;
-  /// Findings that explain it away, by id ("id": any cause, "id/cause" one,
-  /// "id/" the default): at load, every other rule whose finding and cause
-  /// (not its otherwise_cause) match joins `explained_by` (those a site adds
-  /// too), so a new rule for the same finding needs no edit of every list
-  /// that should name it. Rules that explain each other away in a ring with
-  /// no fallback are refused.
-  std::vector<FindingRef> explained_by_finding;
   std::string otherwise_cause;
   Severity otherwise_severity = Severity::kUnknown;
   /// Context that makes the finding graver: when the finding stands (its
@@ -97,11 +82,20 @@ struct Rule {
   std::string origin;                 ///< "built-in" or the site file it came from
 
   /// Its context can withhold or change the finding (needs, explained_by).
-  bool context_gated() const { return !needs.empty() || !explained_by.empty() || !explained_by_finding.empty(); }
+  bool context_gated() const { return !needs.empty() || !explained_by.empty(); }
   /// What it says where its context turns it away (otherwise_cause/severity).
   bool has_fallback() const { return !otherwise_cause.empty() || otherwise_severity != Severity::kUnknown; }
   /// Its findings wait for the whole source before they stand (gated or escalated).
   bool waits_for_context() const { return context_gated() || !escalate_when.empty(); }
+};
+
+/// A finding by id and cause, as folds name it: "id" is every cause of the
+/// id, "id/cause" one cause and "id/" the entry's default cause.
+struct FindingRef {
+  std::string id;
+  std::string cause;
+  bool any_cause = false;
+  bool matches(const std::string& i, const std::string& c) const { return id == i && (any_cause || cause == c); }
 };
 
 /// A finding that another finding of the same source explains: folded into
@@ -145,7 +139,7 @@ class RuleSet {
  private:
   void check_references(const std::string& name) const;
   void expand_yields();
-  void expand_explained();
+  void check_explained_rings() const;
   std::vector<Rule> rules_;
   std::vector<Fold> folds_;
 };
