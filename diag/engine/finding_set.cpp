@@ -324,8 +324,12 @@ std::vector<Finding> FindingSet::render(const Playbook& pb, double now) const {
     std::stable_sort(members.begin(), members.end(), [&](const Accum* a, const Accum* b) {
       const int ra = severity_rank(effective(*a, pb)), rb = severity_rank(effective(*b, pb));
       if (ra != rb) return ra > rb;
-      // Check-derived accumulators (exact fixes) lead among equals.
-      return !a->remedy.empty() && b->remedy.empty();
+      // Check-derived accumulators (exact fixes) lead among equals, then a
+      // named cause before the entry's default: the kernel's kill line of a
+      // cgroup OOM report is also the default host.oom rule's, and the cgroup
+      // is what the report says.
+      if (a->remedy.empty() != b->remedy.empty()) return !a->remedy.empty();
+      return !a->key.cause.empty() && b->key.cause.empty();
     });
     const Accum& lead = *members.front();
     Finding f;

@@ -760,6 +760,18 @@ TEST(Rules, ASigkillAfterSystemdOomdIsOomdsKill) {
   EXPECT_EQ(r.get("host.oom")->facts.value("cause", std::string()), "oomd") << r.ids();
 }
 
+// The kernel's kill line of a cgroup OOM report is also the default host.oom
+// rule's; among causes of one severity the named one (the cgroup) leads.
+TEST(Rules, ACgroupOomReportLeadsWithItsCgroupCause) {
+  const Result r = analyze(
+      "memorymonster invoked oom-killer: gfp_mask=0xd0, order=0, oom_score_adj=0\n"
+      "Memory cgroup stats for /mem2: cache:0KB rss:980KB rss_huge:0KB mapped_file:0KB writeback:20KB\n"
+      "Memory cgroup out of memory: Kill process 13536 (memorymonster) score 996 or sacrifice child\n"
+      "Killed process 13536 (memorymonster) total-vm:33558652kB, anon-rss:920kB, file-rss:452kB\n");
+  ASSERT_NE(r.get("host.oom"), nullptr) << r.ids();
+  EXPECT_EQ(r.cause("host.oom"), "cgroup") << r.ids();
+}
+
 TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
   const Result r = analyze(
       "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
