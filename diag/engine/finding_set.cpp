@@ -313,6 +313,23 @@ void fold_consequences(std::vector<Finding>& out, const Playbook& pb) {
   }
 }
 
+// Did two accumulators read one report: events keyed by their facts (the
+// killed pid), not by a message body, in one source and, where both carry a
+// time, within the event window? A cgroup OOM report names the cgroup on its
+// header and the victim on the kill line (often another pid, a child).
+bool same_report(const Accum& a, const Accum& b) {
+  auto keyed = [](const EventRec& e) { return !e.key.empty() && !e.provisional && e.key.rfind("body:", 0) != 0; };
+  for (const auto& x : a.events) {
+    if (!keyed(x)) continue;
+    for (const auto& y : b.events) {
+      if (!keyed(y) || x.source != y.source) continue;
+      if (x.wall && y.wall && std::abs(*x.wall - *y.wall) > std::max(x.window_s, y.window_s)) continue;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<Finding> FindingSet::render(const Playbook& pb, double now) const {
@@ -324,13 +341,24 @@ std::vector<Finding> FindingSet::render(const Playbook& pb, double now) const {
     std::stable_sort(members.begin(), members.end(), [&](const Accum* a, const Accum* b) {
       const int ra = severity_rank(effective(*a, pb)), rb = severity_rank(effective(*b, pb));
       if (ra != rb) return ra > rb;
-      // Check-derived accumulators (exact fixes) lead among equals, then a
-      // named cause before the entry's default: the kernel's kill line of a
-      // cgroup OOM report is also the default host.oom rule's, and the cgroup
-      // is what the report says.
-      if (a->remedy.empty() != b->remedy.empty()) return !a->remedy.empty();
-      return !a->key.cause.empty() && b->key.cause.empty();
+      // Check-derived accumulators (exact fixes) lead among equals.
+      return !a->remedy.empty() && b->remedy.empty();
     });
+    // A named cause that read the same report as the entry's default (the
+    // header "Memory cgroup out of memory: Kill process" is the cgroup rule's,
+    // the kill line after it the default host.oom rule's) says what that
+    // report was: it leads. A named cause from other lines (a pod's
+    // OOMKilled, Slurm's oom_kill count, beside a global kill) does not.
+    if (members.front()->key.cause.empty() && members.front()->remedy.empty()) {
+      const Severity lead_sev = effective(*members.front(), pb);
+      for (std::size_t i = 1; i < members.size(); ++i) {
+        if (effective(*members[i], pb) != lead_sev) break;
+        if (!members[i]->key.cause.empty() && same_report(*members.front(), *members[i])) {
+          std::rotate(members.begin(), members.begin() + static_cast<long>(i), members.begin() + static_cast<long>(i) + 1);
+          break;
+        }
+      }
+    }
     const Accum& lead = *members.front();
     Finding f;
     f.id = std::get<0>(gk);

@@ -772,6 +772,21 @@ TEST(Rules, ACgroupOomReportLeadsWithItsCgroupCause) {
   EXPECT_EQ(r.cause("host.oom"), "cgroup") << r.ids();
 }
 
+// A pod's OOMKilled status beside a kernel report that says the kill was
+// global (cgroup v2 counts any OOM kill in memory.events) is no cgroup OOM:
+// the kernel's own report leads.
+TEST(Rules, AGlobalOomKillKeepsItsCauseBesideAPodsOomKilled) {
+  const Result r = analyze(
+      "Mar 03 10:00:01 node1 kernel: python invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0\n"
+      "Mar 03 10:00:01 node1 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/kubepods.slice/kubepods-burstable.slice/cri-containerd-abc.scope,task=python,pid=4242,uid=0\n"
+      "Mar 03 10:00:01 node1 kernel: Out of memory: Killed process 4242 (python) total-vm:98765432kB, anon-rss:87654321kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:180000kB oom_score_adj:0\n"
+      "    Last State:     Terminated\n"
+      "      Reason:       OOMKilled\n"
+      "      Exit Code:    137\n");
+  ASSERT_NE(r.get("host.oom"), nullptr) << r.ids();
+  EXPECT_EQ(r.cause("host.oom"), "") << r.ids();
+}
+
 TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
   const Result r = analyze(
       "h:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
