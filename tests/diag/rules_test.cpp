@@ -1,6 +1,8 @@
 // Rules, folding, time windows and the look-alikes the playbook tells apart.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "playbook.h"
 #include "rule_engine.h"
 
@@ -760,31 +762,31 @@ TEST(Rules, ASigkillAfterSystemdOomdIsOomdsKill) {
   EXPECT_EQ(r.get("host.oom")->facts.value("cause", std::string()), "oomd") << r.ids();
 }
 
-// The kernel's kill line of a cgroup OOM report is also the default host.oom
-// rule's; among causes of one severity the named one (the cgroup) leads.
-TEST(Rules, ACgroupOomReportLeadsWithItsCgroupCause) {
-  const Result r = analyze(
-      "memorymonster invoked oom-killer: gfp_mask=0xd0, order=0, oom_score_adj=0\n"
-      "Memory cgroup stats for /mem2: cache:0KB rss:980KB rss_huge:0KB mapped_file:0KB writeback:20KB\n"
-      "Memory cgroup out of memory: Kill process 13536 (memorymonster) score 996 or sacrifice child\n"
-      "Killed process 13536 (memorymonster) total-vm:33558652kB, anon-rss:920kB, file-rss:452kB\n");
-  ASSERT_NE(r.get("host.oom"), nullptr) << r.ids();
-  EXPECT_EQ(r.cause("host.oom"), "cgroup") << r.ids();
-}
-
-// A pod's OOMKilled status beside a kernel report that says the kill was
-// global (cgroup v2 counts any OOM kill in memory.events) is no cgroup OOM:
-// the kernel's own report leads.
-TEST(Rules, AGlobalOomKillKeepsItsCauseBesideAPodsOomKilled) {
-  const Result r = analyze(
-      "Mar 03 10:00:01 node1 kernel: python invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0\n"
-      "Mar 03 10:00:01 node1 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/kubepods.slice/kubepods-burstable.slice/cri-containerd-abc.scope,task=python,pid=4242,uid=0\n"
-      "Mar 03 10:00:01 node1 kernel: Out of memory: Killed process 4242 (python) total-vm:98765432kB, anon-rss:87654321kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:180000kB oom_score_adj:0\n"
-      "    Last State:     Terminated\n"
-      "      Reason:       OOMKilled\n"
-      "      Exit Code:    137\n");
-  ASSERT_NE(r.get("host.oom"), nullptr) << r.ids();
-  EXPECT_EQ(r.cause("host.oom"), "") << r.ids();
+// A named cause leads the entry's default only where both read one report:
+// the header of a cgroup OOM report and the kill line after it (the default
+// host.oom rule's) make a cgroup OOM; a pod's OOMKilled status beside a
+// kernel report that says the kill was global (cgroup v2 counts any OOM kill
+// in memory.events) leaves the kernel's verdict.
+TEST(Rules, ANamedOomCauseLeadsOnlyWhereItReadTheKernelsReport) {
+  const std::map<std::string, std::string> cause_of_log{
+      {"memorymonster invoked oom-killer: gfp_mask=0xd0, order=0, oom_score_adj=0\n"
+       "Memory cgroup stats for /mem2: cache:0KB rss:980KB rss_huge:0KB mapped_file:0KB writeback:20KB\n"
+       "Memory cgroup out of memory: Kill process 13536 (memorymonster) score 996 or sacrifice child\n"
+       "Killed process 13536 (memorymonster) total-vm:33558652kB, anon-rss:920kB, file-rss:452kB\n",
+       "cgroup"},
+      {"Mar 03 10:00:01 node1 kernel: python invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0\n"
+       "Mar 03 10:00:01 node1 kernel: oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/kubepods.slice/kubepods-burstable.slice/cri-containerd-abc.scope,task=python,pid=4242,uid=0\n"
+       "Mar 03 10:00:01 node1 kernel: Out of memory: Killed process 4242 (python) total-vm:98765432kB, anon-rss:87654321kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:180000kB oom_score_adj:0\n"
+       "    Last State:     Terminated\n"
+       "      Reason:       OOMKilled\n"
+       "      Exit Code:    137\n",
+       ""},
+  };
+  for (const auto& [log, cause] : cause_of_log) {
+    const Result r = analyze(log);
+    ASSERT_NE(r.get("host.oom"), nullptr) << r.ids();
+    EXPECT_EQ(r.cause("host.oom"), cause) << r.ids();
+  }
 }
 
 TEST(LookAlikes, HealthyNcclInitAndToolOutputStayQuiet) {
